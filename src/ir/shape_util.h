@@ -1,0 +1,38 @@
+// Shape helpers shared by shape rules, cost rules and reference kernels.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cagr/graph.h"
+
+namespace cagr {
+
+std::string dimsString(const Graph& g, const std::vector<Dim>& dims);
+/// NumPy broadcasting of two (possibly symbolic) shapes.
+StatusOr<std::vector<Dim>> broadcastDims(const Graph& g, const std::vector<Dim>& a, const std::vector<Dim>& b);
+/// ONNX Reshape target (0 copies, -1 infers) applied to `in`.
+StatusOr<std::vector<Dim>> reshapeDims(const Graph& g, const std::vector<Dim>& in, const std::vector<int64_t>& target);
+
+/// A parsed einsum equation: one index string per operand and the output's.
+struct EinsumSpec {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+StatusOr<EinsumSpec> parseEinsum(const std::string& equation, size_t numInputs);
+
+/// One axis of an ONNX slice after clamping: elements start, start+step, ...
+struct SliceRange {
+  int64_t start = 0;
+  int64_t step = 1;
+  int64_t count = 0;
+};
+/// ONNX Slice clamping rules for a static dim of size `dim`.
+SliceRange normalizeSlice(int64_t start, int64_t end, int64_t step, int64_t dim);
+/// True if (start, end, step) selects the whole axis whatever its size.
+bool isFullSlice(int64_t start, int64_t end, int64_t step);
+
+/// Reduction axes normalised and sorted; empty `axes` means all.
+StatusOr<std::vector<int64_t>> reduceAxes(const std::vector<int64_t>& axes, int64_t rank);
+
+}  // namespace cagr
