@@ -190,16 +190,21 @@ std::vector<int> Graph::useCounts() const {
 }
 
 void Graph::eraseDeadNodes() {
-  std::vector<bool> live(values_.size(), false);
-  for (ValueId v : outputs_) live[static_cast<size_t>(v)] = true;
+  // Worklist liveness from the graph outputs; does not rely on node order.
+  std::vector<NodeId> producer(values_.size(), -1);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    for (ValueId v : nodes_[i].outputs) producer[static_cast<size_t>(v)] = static_cast<NodeId>(i);
+  }
   std::vector<bool> keep(nodes_.size(), false);
-  for (size_t i = nodes_.size(); i-- > 0;) {
-    const Node& n = nodes_[i];
-    bool used = std::any_of(n.outputs.begin(), n.outputs.end(), [&](ValueId v) { return live[static_cast<size_t>(v)]; });
-    if (!used) continue;
-    keep[i] = true;
-    for (ValueId v : n.inputs) {
-      if (v != kNoValue) live[static_cast<size_t>(v)] = true;
+  std::vector<ValueId> work(outputs_.begin(), outputs_.end());
+  while (!work.empty()) {
+    ValueId v = work.back();
+    work.pop_back();
+    NodeId p = producer[static_cast<size_t>(v)];
+    if (p < 0 || keep[static_cast<size_t>(p)]) continue;
+    keep[static_cast<size_t>(p)] = true;
+    for (ValueId in : nodes_[static_cast<size_t>(p)].inputs) {
+      if (in != kNoValue) work.push_back(in);
     }
   }
   std::vector<Node> kept;
@@ -208,9 +213,39 @@ void Graph::eraseDeadNodes() {
     if (keep[i]) kept.push_back(std::move(nodes_[i]));
   }
   nodes_ = std::move(kept);
+  for (Value& v : values_) {
+    if (v.producer >= 0) v.producer = -1;  // dead values keep no stale producer
+  }
   for (size_t i = 0; i < nodes_.size(); ++i) {
     for (ValueId v : nodes_[i].outputs) values_[static_cast<size_t>(v)].producer = static_cast<NodeId>(i);
   }
+}
+
+void Graph::compact() {
+  std::vector<ValueId> remap(values_.size(), kNoValue);
+  std::vector<Value> values;
+  std::vector<std::shared_ptr<const Tensor>> constants;
+  auto keep = [&](ValueId old) {
+    if (old == kNoValue) return kNoValue;
+    ValueId& slot = remap[static_cast<size_t>(old)];
+    if (slot != kNoValue) return slot;
+    Value v = values_[static_cast<size_t>(old)];
+    if (v.constant >= 0) {
+      constants.push_back(constants_[static_cast<size_t>(v.constant)]);
+      v.constant = static_cast<int32_t>(constants.size() - 1);
+    }
+    slot = static_cast<ValueId>(values.size());
+    values.push_back(std::move(v));
+    return slot;
+  };
+  for (ValueId& v : inputs_) v = keep(v);
+  for (Node& n : nodes_) {
+    for (ValueId& v : n.inputs) v = keep(v);
+    for (ValueId& v : n.outputs) v = keep(v);
+  }
+  for (ValueId& v : outputs_) v = keep(v);
+  values_ = std::move(values);
+  constants_ = std::move(constants);
 }
 
 Status Graph::topoSort() {

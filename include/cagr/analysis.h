@@ -1,0 +1,38 @@
+// Per-node and per-graph static features at a concrete batch: FLOPs, bytes,
+// arithmetic intensity, parameter counts and peak activation memory. These
+// are counts from the op table (ops.def cost rules), not timings.
+#pragma once
+
+#include <vector>
+
+#include "cagr/graph.h"
+
+namespace cagr {
+
+struct NodeStats {
+  std::vector<std::vector<int64_t>> outShapes;
+  int64_t params = 0;     // elements of constant operands (weights)
+  OpCounts counts;        // FLOPs, bytes read, bytes written
+  double intensity() const {
+    double b = counts.bytesRead + counts.bytesWritten;
+    return b > 0 ? counts.flops / b : 0;
+  }
+};
+
+struct GraphStats {
+  std::vector<NodeStats> nodes;  // parallel to Graph::nodes()
+  double flops = 0, bytes = 0;
+  int64_t params = 0;
+  int64_t paramBytes = 0;
+  /// Peak bytes of live activations (inputs, intermediates, outputs) when the
+  /// nodes run in graph order and each value is freed after its last use.
+  int64_t peakActivationBytes = 0;
+};
+
+/// Binds every symbol: N = batch, any other symbol (e.g. L, ids per table) = batch * pooling.
+SymbolBindings defaultBindings(const Graph& g, int64_t batch, int64_t pooling = 1);
+
+/// Computes all stats at `bindings`.
+StatusOr<GraphStats> computeStats(const Graph& g, const SymbolBindings& bindings);
+
+}  // namespace cagr

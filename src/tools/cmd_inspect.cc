@@ -1,0 +1,103 @@
+// cagr inspect MODEL: ops, shapes, parameters, FLOPs, bytes and arithmetic
+// intensity per node, at a concrete batch (counts, not timings).
+#include <cstdio>
+#include <iostream>
+
+#include "cagr/analysis.h"
+#include "tools/common.h"
+
+namespace cagr::tools {
+namespace {
+
+struct InspectArgs {
+  std::string model;
+  int64_t batch = 256;
+  int64_t pooling = 1;
+  bool json = false;
+  bool noPatterns = false;
+};
+
+std::string shapesOf(const Graph& g, const Node& n) {
+  std::string s;
+  for (ValueId v : n.outputs) s += (s.empty() ? "" : " ") + g.typeString(g.type(v));
+  return s;
+}
+
+nlohmann::json toJson(const LoadedModel& m, const GraphStats& st, const InspectArgs& a) {
+  const Graph& g = m.graph;
+  nlohmann::json j = baseJson(m.path, "none");
+  j["producer"] = m.report.producer;
+  j["opset"] = m.report.opset;
+  j["batch"] = a.batch;
+  j["counts_kind"] = "static counts from the op table at the given batch (not timings)";
+  j["recognized"] = m.report.recognized;
+  j["peak_memory_bytes"] = st.peakActivationBytes + st.paramBytes;
+  for (ValueId v : g.inputs()) j["inputs"].push_back({{"name", g.value(v).name}, {"type", g.typeString(g.type(v))}});
+  for (ValueId v : g.outputs()) j["outputs"].push_back({{"name", g.value(v).name}, {"type", g.typeString(g.type(v))}});
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = g.nodes()[i];
+    const NodeStats& s = st.nodes[i];
+    j["nodes"].push_back({{"name", n.name}, {"op", opInfo(n.op).name}, {"output", shapesOf(g, n)},
+                          {"params", s.params}, {"flops", s.counts.flops}, {"bytes_read", s.counts.bytesRead},
+                          {"bytes_written", s.counts.bytesWritten}, {"intensity", s.intensity()}});
+  }
+  j["totals"] = {{"nodes", g.nodes().size()}, {"flops", st.flops}, {"bytes", st.bytes},
+                 {"params", st.params}, {"param_bytes", st.paramBytes},
+                 {"peak_activation_bytes", st.peakActivationBytes},
+                 {"intensity", st.bytes > 0 ? st.flops / st.bytes : 0.0}};
+  return j;
+}
+
+void printText(const LoadedModel& m, const GraphStats& st, const InspectArgs& a) {
+  const Graph& g = m.graph;
+  std::printf("model     %s (%s, opset %lld)\n", m.path.c_str(), m.report.producer.c_str(),
+              static_cast<long long>(m.report.opset));
+  for (ValueId v : g.inputs()) std::printf("input     %-24s %s\n", g.value(v).name.c_str(), g.typeString(g.type(v)).c_str());
+  for (ValueId v : g.outputs()) std::printf("output    %-24s %s\n", g.value(v).name.c_str(), g.typeString(g.type(v)).c_str());
+  for (const auto& r : m.report.recognized) std::printf("recognised %s\n", r.c_str());
+  std::printf("\ncounts at batch N=%lld (static counts from the op table, not timings)\n",
+              static_cast<long long>(a.batch));
+  std::printf("%4s  %-14s %-28s %-26s %10s %11s %11s %9s\n", "#", "op", "name", "output", "params", "MFLOP",
+              "KB moved", "FLOP/B");
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = g.nodes()[i];
+    const NodeStats& s = st.nodes[i];
+    std::string name = n.name.size() > 28 ? "…" + n.name.substr(n.name.size() - 26) : n.name;
+    std::printf("%4zu  %-14s %-28s %-26s %10lld %11.3f %11.1f %9.2f\n", i, opInfo(n.op).name, name.c_str(),
+                shapesOf(g, n).c_str(), static_cast<long long>(s.params), s.counts.flops / 1e6,
+                (s.counts.bytesRead + s.counts.bytesWritten) / 1024.0, s.intensity());
+  }
+  std::printf("\ntotal     %zu nodes, %.1f MFLOP, %.1f MB moved, intensity %.2f FLOP/B\n", g.nodes().size(),
+              st.flops / 1e6, st.bytes / 1e6, st.bytes > 0 ? st.flops / st.bytes : 0.0);
+  std::printf("weights   %lld parameters, %.1f MB\n", static_cast<long long>(st.params), st.paramBytes / 1e6);
+  std::printf("peak activations %.2f MB (graph order, freed after last use)\n", st.peakActivationBytes / 1e6);
+}
+
+int runInspect(const InspectArgs& a) {
+  auto m = loadModel(a.model, !a.noPatterns);
+  if (!m.isOk()) return fail(m.status());
+  if (a.batch <= 0) return fail(invalidArgument("--batch must be positive"));
+  auto st = computeStats(m->graph, defaultBindings(m->graph, a.batch, a.pooling));
+  if (!st.isOk()) return fail(st.status());
+  if (a.json) {
+    std::cout << toJson(*m, *st, a).dump(2) << "\n";
+  } else {
+    printText(*m, *st, a);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void addInspect(CLI::App& app, int& exitCode) {
+  auto args = std::make_shared<InspectArgs>();
+  CLI::App* cmd = app.add_subcommand("inspect", "ops, shapes, parameters, FLOPs, bytes and intensity per node");
+  cmd->add_option("model", args->model, "model (.onnx or .mlir)")->required();
+  cmd->add_option("--batch", args->batch, "batch size N for the counts (default 256)");
+  cmd->add_option("--pooling", args->pooling, "ids per bag for multi-hot inputs (other symbols = N*pooling)");
+  cmd->add_flag("--json", args->json, "print one JSON object");
+  cmd->add_flag("--no-patterns", args->noPatterns, "do not recognise Interaction/FM/CIN");
+  cmd->callback([args, &exitCode] { exitCode = runInspect(*args); });
+}
+
+}  // namespace cagr::tools

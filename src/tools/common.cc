@@ -1,0 +1,48 @@
+#include "tools/common.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cagr/text.h"
+
+namespace cagr::tools {
+
+StatusOr<LoadedModel> loadModel(const std::string& path, bool recognizePatterns) {
+  LoadedModel m;
+  m.path = path;
+  if (path.ends_with(".onnx")) {
+    ImportOptions opts;
+    opts.recognizePatterns = recognizePatterns;
+    CAGR_ASSIGN_OR_RETURN(m.graph, importOnnx(path, opts, &m.report));
+    return m;
+  }
+  if (path.ends_with(".mlir")) {
+    std::ifstream in(path);
+    if (!in) return notFound("cannot open '" + path + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    CAGR_ASSIGN_OR_RETURN(m.graph, parseGraph(ss.str(), path));
+    return m;
+  }
+  return invalidArgument("'" + path + "': unknown model format (expected .onnx or .mlir)");
+}
+
+int fail(const Status& s) {
+  std::cerr << "cagr: error: " << s.message() << "\n";
+  return s.code() == ErrorCode::kInternal ? 3 : 1;
+}
+
+nlohmann::json baseJson(const std::string& model, const std::string& target) {
+  return {{"model", model},
+          {"target", target},
+          {"policy", "none"},
+          {"latency_ms", nullptr},
+          {"latency_kind", nullptr},
+          {"baseline_latency_ms", nullptr},
+          {"peak_memory_bytes", nullptr},
+          {"optimize_seconds", 0.0},
+          {"decisions", nlohmann::json::array()}};
+}
+
+}  // namespace cagr::tools

@@ -1,0 +1,33 @@
+// Shared plumbing of the cagr subcommands: loading a model by extension,
+// error reporting, and the JSON fields every command prints (DESIGN §5).
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cagr/graph.h"
+#include "cagr/importer.h"
+
+namespace cagr::tools {
+
+/// A loaded model: .onnx is imported, .mlir / .cagr-ir text is parsed.
+struct LoadedModel {
+  Graph graph;
+  ImportReport report;
+  std::string path;
+};
+StatusOr<LoadedModel> loadModel(const std::string& path, bool recognizePatterns = true);
+
+/// Prints "cagr: error: ..." to stderr and returns the exit code for `s`.
+int fail(const Status& s);
+
+/// The fields every --json output carries (values for commands that do not optimise).
+nlohmann::json baseJson(const std::string& model, const std::string& target);
+
+void addInspect(CLI::App& app, int& exitCode);
+void addRun(CLI::App& app, int& exitCode);
+void addExport(CLI::App& app, int& exitCode);
+
+}  // namespace cagr::tools
