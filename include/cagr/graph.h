@@ -177,6 +177,9 @@ class Graph {
   /// Removes nodes whose outputs nobody uses, and unreferenced constants'
   /// storage stays shared. Re-establishes topological order.
   void eraseDeadNodes();
+  /// Drops values nothing refers to (folded constants, erased nodes' outputs)
+  /// and renumbers the rest; ValueIds held by callers become invalid.
+  void compact();
   /// Recomputes a topological order of nodes (after rewrites that append).
   Status topoSort();
   /// Number of uses of each value (node operands + graph outputs).

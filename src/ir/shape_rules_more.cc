@@ -12,6 +12,7 @@ namespace cagr {
 SliceRange normalizeSlice(int64_t start, int64_t end, int64_t step, int64_t dim) {
   SliceRange r;
   r.step = step;
+  if (dim == 0) return r;
   if (start < 0) start += dim;
   if (end < 0) end += dim;
   if (step > 0) {
@@ -57,9 +58,12 @@ Status shapeSlice(const Graph& g, const Node& n, std::vector<TensorType>& outs) 
     return invalidArgument("starts/ends/axes/steps lengths differ");
   }
   std::vector<Dim> dims = in.dims;
+  std::vector<bool> seen(in.dims.size(), false);
   for (size_t i = 0; i < axes.size(); ++i) {
     auto ax = normAxis(axes[i], in.rank());
     if (!ax) return invalidArgument("slice axis out of range");
+    if (seen[static_cast<size_t>(*ax)]) return invalidArgument("slice axis " + std::to_string(axes[i]) + " repeated");
+    seen[static_cast<size_t>(*ax)] = true;
     if (steps[i] == 0) return invalidArgument("slice step is 0");
     Dim d = in.dims[static_cast<size_t>(*ax)];
     if (isSymbolic(d)) {
@@ -163,6 +167,11 @@ Status shapeGatherND(const Graph& g, const Node& n, std::vector<TensorType>& out
   Dim last = idx.dims.back();
   if (isSymbolic(last) || b + last > data.rank() || b >= idx.rank()) {
     return invalidArgument("indices last dim " + g.dimString(last) + " does not fit data rank");
+  }
+  for (int64_t i = 0; i < b; ++i) {
+    if (data.dims[static_cast<size_t>(i)] != idx.dims[static_cast<size_t>(i)]) {
+      return invalidArgument("data and indices differ in batch dim " + std::to_string(i));
+    }
   }
   std::vector<Dim> dims(idx.dims.begin(), idx.dims.end() - 1);
   dims.insert(dims.end(), data.dims.begin() + b + last, data.dims.end());

@@ -1,0 +1,34 @@
+// The reference executor: runs a HIR graph node by node with plain, obviously
+// correct kernels. It is the numerical oracle every rewrite and backend is
+// checked against, so it favours clarity (and double accumulation) over speed.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cagr/graph.h"
+#include "cagr/status.h"
+#include "cagr/tensor.h"
+
+namespace cagr {
+
+/// Runs `g` on `inputs`, keyed by the names of g.inputs(), and returns the
+/// values of g.outputs() in order. Every input must be given exactly once
+/// with the declared dtype (i32 is accepted, and widened, where i64 is
+/// declared); shapes bind the graph's symbols. Kernel failures (e.g. an
+/// out-of-range embedding id) come back as "node 'name' (Op): ..." errors.
+StatusOr<std::vector<Tensor>> runReference(const Graph& g, const std::vector<std::pair<std::string, Tensor>>& inputs);
+
+/// Outcome of compareTensors.
+struct TensorComparison {
+  bool close = false;      // dtype/shape agree and every element is within tolerance
+  double maxAbsError = 0;  // largest |got - want| over all elements
+  std::string message;     // empty when close; otherwise what differs and where
+};
+
+/// Elementwise |got - want| <= atol + rtol * |want|, NaN matching NaN only.
+/// Tensors of different shapes or dtypes are never close.
+TensorComparison compareTensors(const Tensor& got, const Tensor& want, double atol = 1e-5, double rtol = 1e-4);
+
+}  // namespace cagr

@@ -1,0 +1,101 @@
+// HIR text form: valid generic-syntax MLIR in a `cagr` namespace. CAGR prints
+// and parses it itself; `mlir-opt-15 --allow-unregistered-dialect` accepts it,
+// and what mlir-opt prints back parses to the same graph. For example
+// (test/ir/golden/text_rec_model.mlir has a whole model):
+//
+//   "builtin.module"() ({
+//     "cagr.graph"() ({
+//     ^bb0(%arg0: tensor<?x13xf32>, %arg1: tensor<?x3xi64>, %arg2: tensor<?x3xf32>):
+//       %0 = "cagr.constant"() {name = "fc1.weight", value = dense<"0x3F1A...">
+//                                                      : tensor<8x13xf32>}
+//            : () -> tensor<8x13xf32>
+//       %1 = "cagr.constant"() {name = "fc1.bias", value = dense<0.0> : tensor<8xf32>} : () -> tensor<8xf32>
+//       %2 = "cagr.gemm"(%arg0, %0, %1) {name = "fc1", transB = 1 : i64}
+//            : (tensor<?x13xf32>, tensor<8x13xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+//       %3 = "cagr.clip"(%2) {name = "relu", min = 0.0 : f64, max = 0x7FF0000000000000 : f64}
+//            : (tensor<?x8xf32>) -> tensor<?x8xf32>
+//       %4 = "cagr.constant"() {elided, name = "emb1"} : () -> tensor<50x8xf32>
+//       %5 = "cagr.embedding_bag"(%4, %arg1, %arg2) {name = "bag", operand_mask = [1, 1, 0, 1]}
+//            : (tensor<50x8xf32>, tensor<?x3xi64>, tensor<?x3xf32>) -> tensor<?x8xf32>
+//       %6:2 = "cagr.split"(%3) {name = "heads", axis = 1 : i64, split = [2, 6]}
+//            : (tensor<?x8xf32>) -> (tensor<?x2xf32>, tensor<?x6xf32>)
+//       "cagr.return"(%6#0, %5) : (tensor<?x2xf32>, tensor<?x8xf32>) -> ()
+//     }) {sym_name = "main", input_names = ["dense", "ids", "w"], input_dims = ["N,13", "N,3", "N,3"],
+//         output_names = ["y", "e"], symbols = ["N"]} : () -> ()
+//   }) : () -> ()
+//
+// (CAGR prints each op on one line; the breaks above are for this comment.)
+//
+// Graph op: one block whose arguments are the graph inputs, in order. Its
+// attributes carry what the types cannot: input names, the symbolic input
+// dims (types print every symbolic dim as '?'; "26N" is 26 times symbol N),
+// the graph output names and the symbol table (the first symbol is always the
+// batch "N"). `sym_name` is PrintOptions::graphName; the parser ignores it.
+//
+// Nodes: `"cagr.<mnemonic>"` (ops.def). Attributes print as `name` (the node
+// name, left out when empty), then the op attributes in schema order, then
+// the reserved ones below. int64 is `1 : i64`; double is `0.5 : f64` (the
+// shortest decimal that reads back exactly, always with a '.'; inf/nan as
+// the IEEE bit pattern `0x7FF0000000000000 : f64`); string is `"..."` with
+// MLIR escapes (`\\`, `\22`, `\0A`); int list `[1, 2]`; float list `[1.0, 2.5]`.
+// Reserved attributes, not op attributes:
+//   name          the node name.
+//   operand_mask  printed only when an operand is absent (kNoValue): one entry
+//                 per operand slot, 0 = absent; the operand list then holds
+//                 only the present ones. MLIR has no holes in operand lists.
+//                 Only optional slots of fixed-arity ops may be 0.
+//   result_names  printed only when an output's name differs from what the
+//                 parser would give it (`node`, `node:i`, or its graph output
+//                 name).
+//
+// Constants: `"cagr.constant"() {name = "...", value = dense<...> : T} : () -> T`,
+// data exact: `dense<>` when empty, a splat `dense<v>` when every element has
+// the same bits, a nested list `dense<[[1.0, 2.0], ...]>` up to 16 elements,
+// else `dense<"0xHEX">` (raw little-endian bytes; i1 is bit-packed LSB first,
+// the layout MLIR 15 expects). With PrintOptions::elideWeights the data is
+// left out, `{elided, name = "..."}`, and parsing an elided constant gives a
+// zero-filled tensor of the result type. Constants print just before the
+// first node that uses them; unused ones (e.g. left behind by a rewrite; see
+// Graph::compact) print last, before the return.
+//
+// Graph outputs: the terminator `"cagr.return"(...)`. SSA values are numbered
+// as MLIR numbers them (%argN, %N, %N#i), so mlir-opt reprints the same names.
+//
+// The parser also reads what mlir-opt prints back, generic
+// (`--mlir-print-op-generic`) or custom (`module { ... }`): attributes in any
+// order, any SSA names, `%a, %b = ` result lists, `loc(...)` and `#alias = ...`
+// lines (skipped), `//` comments, any MLIR float spelling (`1.000000e-05`, hex
+// bit patterns), `: type` suffixes, dense data as hex, splat or nested lists
+// (bool as true/false), and `opaque<"elided_large_const", ...>`
+// (--mlir-elide-elementsattrs-if-larger) as an elided constant. Each node goes
+// through Graph::addNode, so shapes are re-inferred and verified; operand and
+// result types in the text must agree with them ('?' matches a symbolic dim).
+// Errors start with `source:line:column:` and say what was expected; their code
+// is kCorrupt for malformed text, else that of the underlying failure
+// (kUnsupported for an unknown op, kInvalidArgument from shape inference).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "cagr/graph.h"
+#include "cagr/status.h"
+
+namespace cagr {
+
+/// Knobs for printGraph.
+struct PrintOptions {
+  /// Leaves constant data out (`elided` constants, shape from the type).
+  bool elideWeights = false;
+  /// The graph op's `sym_name`.
+  std::string graphName = "main";
+};
+
+/// Prints `g` as a generic-syntax MLIR module (see above). Deterministic.
+std::string printGraph(const Graph& g, const PrintOptions& opts = {});
+
+/// Parses printGraph's output (or mlir-opt's reprint of it) back into a graph.
+/// `sourceName` prefixes error locations.
+StatusOr<Graph> parseGraph(std::string_view text, const std::string& sourceName = "<text>");
+
+}  // namespace cagr

@@ -1,0 +1,182 @@
+// The cagr binary end to end: inspect/run/export with --json, and every kind
+// of bad input failing with one clear message and a non-zero exit.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
+
+#include "cagr/npz.h"
+#include "cagr/reference.h"
+
+namespace cagr {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr together
+};
+
+Result cagr(const std::string& args) {
+  std::string cmd = std::string(CAGR_BINARY) + " " + args + " 2>&1";
+  Result r{-1, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string src(const std::string& rel) { return std::string(CAGR_SOURCE_DIR) + "/" + rel; }
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("cagr_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string tmp(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(CliTest, InspectJsonHasTheCommonFieldsAndPerNodeCounts) {
+  Result r = cagr("inspect " + src("zoo/onnx/deepfm.dynamo.onnx") + " --json --batch 128");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"model", "target", "policy", "latency_ms", "latency_kind", "baseline_latency_ms",
+                          "peak_memory_bytes", "optimize_seconds", "decisions"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  bool sawFm = false;
+  for (const auto& n : j["nodes"]) {
+    sawFm = sawFm || n["op"] == "FM";
+    EXPECT_GE(n["flops"].get<double>(), 0.0);
+  }
+  EXPECT_TRUE(sawFm);
+  EXPECT_GT(j["totals"]["flops"].get<double>(), 1e6);  // the 400-400-400 DNN alone is ~40 MFLOP at 128
+}
+
+TEST_F(CliTest, RunWritesOutputsMatchingOnnxRuntime) {
+  std::string out = tmp("y.npz");
+  Result r = cagr("run " + src("zoo/onnx/dlrm_criteo.ts.onnx") + " --inputs " + src("zoo/ref/dlrm_criteo.b7.inputs.npz") +
+                  " --output " + out + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["latency_kind"].get<std::string>().rfind("measured", 0), 0u);
+  auto got = readNpz(out);
+  auto want = readNpz(src("zoo/ref/dlrm_criteo.ts.b7.outputs.npz"));
+  ASSERT_TRUE(got.isOk() && want.isOk());
+  auto cmp = compareTensors(*findArray(*got, "prob", out), *findArray(*want, "prob", "ref"), 1e-5, 0);
+  EXPECT_TRUE(cmp.close) << cmp.message;
+}
+
+TEST_F(CliTest, ExportPrintsMlirText) {
+  Result r = cagr("export " + src("zoo/onnx/xdeepfm.dynamo.onnx") + " --format mlir --elide-weights");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"cagr.cin\""), std::string::npos);
+}
+
+// ---- bad input: one line naming the culprit, exit code 1 ----
+void expectCleanFailure(const Result& r, const std::vector<std::string>& mustMention) {
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.rfind("cagr: error: ", 0), 0u) << r.out;
+  for (const auto& m : mustMention) EXPECT_NE(r.out.find(m), std::string::npos) << "missing '" << m << "' in: " << r.out;
+}
+
+TEST_F(CliTest, UnreadablePath) {
+  expectCleanFailure(cagr("inspect " + tmp("nope.onnx")), {"nope.onnx", "no such file"});
+}
+
+TEST_F(CliTest, CorruptOnnx) {
+  std::ofstream(tmp("junk.onnx")) << "this is not a protobuf \xff\xfe\x01 at all";
+  expectCleanFailure(cagr("inspect " + tmp("junk.onnx")), {"junk.onnx", "not a valid ONNX model"});
+}
+
+TEST_F(CliTest, TruncatedOnnx) {
+  std::ifstream in(src("zoo/onnx/deepfm.ts.onnx"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ofstream(tmp("cut.onnx"), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  expectCleanFailure(cagr("inspect " + tmp("cut.onnx")), {"cut.onnx", "not a valid ONNX model"});
+}
+
+// A one-node model with an op CAGR does not support.
+void writeUnsupportedModel(const std::string& path) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto addValue = [](onnx::ValueInfoProto* v, const char* name) {
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->mutable_shape()->add_dim()->set_dim_param("B");
+    t->mutable_shape()->add_dim()->set_dim_value(4);
+  };
+  addValue(g->add_input(), "x");
+  addValue(g->add_output(), "y");
+  auto* n = g->add_node();
+  n->set_op_type("Hardmax");
+  n->set_name("the_hardmax");
+  n->add_input("x");
+  n->add_output("y");
+  std::ofstream out(path, std::ios::binary);
+  m.SerializeToOstream(&out);
+}
+
+TEST_F(CliTest, UnsupportedOpNamesOpNodeAndOpset) {
+  writeUnsupportedModel(tmp("hardmax.onnx"));
+  expectCleanFailure(cagr("inspect " + tmp("hardmax.onnx")), {"Hardmax", "the_hardmax", "opset 17"});
+}
+
+TEST_F(CliTest, WrongInputShape) {
+  Tensor dense(DType::kF32, {4, 12});
+  Tensor sparse(DType::kI64, {4, 26});
+  ASSERT_TRUE(writeNpz(tmp("x.npz"), {{"dense", dense}, {"sparse", sparse}}).isOk());
+  expectCleanFailure(cagr("run " + src("zoo/onnx/dcnv2.ts.onnx") + " --inputs " + tmp("x.npz")), {"'dense'", "13"});
+}
+
+TEST_F(CliTest, WrongInputDtype) {
+  Tensor dense(DType::kF32, {4, 13});
+  Tensor sparse(DType::kF32, {4, 26});
+  ASSERT_TRUE(writeNpz(tmp("x.npz"), {{"dense", dense}, {"sparse", sparse}}).isOk());
+  expectCleanFailure(cagr("run " + src("zoo/onnx/dcnv2.ts.onnx") + " --inputs " + tmp("x.npz")), {"'sparse'", "i64"});
+}
+
+TEST_F(CliTest, MissingNpzKey) {
+  Tensor dense(DType::kF32, {4, 13});
+  ASSERT_TRUE(writeNpz(tmp("x.npz"), {{"dense", dense}}).isOk());
+  expectCleanFailure(cagr("run " + src("zoo/onnx/dcnv2.ts.onnx") + " --inputs " + tmp("x.npz")), {"sparse"});
+}
+
+TEST_F(CliTest, CorruptNpz) {
+  std::ofstream(tmp("bad.npz")) << "PK but not really";
+  expectCleanFailure(cagr("run " + src("zoo/onnx/dcnv2.ts.onnx") + " --inputs " + tmp("bad.npz")), {"bad.npz"});
+}
+
+TEST_F(CliTest, OutOfRangeEmbeddingIdNamesTheNode) {
+  auto in = readNpz(src("zoo/ref/deepfm.b4.inputs.npz"));
+  ASSERT_TRUE(in.isOk());
+  Tensor sparse = findArray(*in, "sparse", "ref")->clone();
+  sparse.data<int64_t>()[0] = 1 << 30;
+  ASSERT_TRUE(writeNpz(tmp("x.npz"), {{"sparse", sparse}}).isOk());
+  expectCleanFailure(cagr("run " + src("zoo/onnx/deepfm.dynamo.onnx") + " --inputs " + tmp("x.npz")),
+                     {"Gather", "out of range"});
+}
+
+TEST_F(CliTest, UnknownModelFormat) {
+  std::ofstream(tmp("model.txt")) << "x";
+  expectCleanFailure(cagr("inspect " + tmp("model.txt")), {"model.txt", "unknown model format"});
+}
+
+}  // namespace
+}  // namespace cagr
