@@ -29,6 +29,28 @@ struct GraphStats {
   int64_t peakActivationBytes = 0;
 };
 
+struct HardwareProfile;
+
+/// Roofline position rho(v,H) = min(1, I(v) * BW(H) / FLOPS(H)): 1 means the
+/// node can saturate compute, below 1 it is memory bound (fp32 peak, device
+/// memory bandwidth of the profile).
+double rooflinePosition(double intensity, const HardwareProfile& hw);
+
+/// A whole-graph summary used to compare models.
+struct GraphFingerprint {
+  std::vector<int> opHistogram;   // count per OpKind (index = OpKind)
+  int depth = 0;                  // longest path in nodes
+  double meanIntensity = 0;       // FLOP-weighted mean of per-node intensity
+  double totalFlops = 0, totalBytes = 0;
+  double embeddingByteShare = 0;  // share of bytes moved by EmbeddingBag/Gather
+  /// Fixed-length feature vector: op-kind shares, log10 depth/FLOPs/bytes,
+  /// log10 mean intensity, embedding byte share.
+  std::vector<double> vector;
+};
+GraphFingerprint fingerprint(const Graph& g, const GraphStats& stats);
+/// Cosine similarity of two fingerprint vectors (1 = same shape of workload).
+double fingerprintSimilarity(const GraphFingerprint& a, const GraphFingerprint& b);
+
 /// Binds every symbol: N = batch, any other symbol (e.g. L, ids per table) = batch * pooling.
 SymbolBindings defaultBindings(const Graph& g, int64_t batch, int64_t pooling = 1);
 

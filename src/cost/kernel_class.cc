@@ -1,0 +1,174 @@
+// Maps HIR nodes to (kernel implementation, shape class) and looks up their
+// effective rates in the profile.
+#include "cost/kernel_class.h"
+
+#include <algorithm>
+
+namespace cagr {
+namespace {
+
+double numel(const std::vector<int64_t>& s) {
+  double n = 1;
+  for (int64_t d : s) n *= static_cast<double>(d);
+  return n;
+}
+
+bool isView(OpKind op) {
+  switch (op) {
+    case OpKind::kReshape:
+    case OpKind::kFlatten:
+    case OpKind::kSqueeze:
+    case OpKind::kUnsqueeze:
+    case OpKind::kIdentity: return true;
+    default: return false;
+  }
+}
+
+std::string defaultGemmKernel(const HardwareProfile& hw) {
+  if (hw.kind == "tpu") return "xla.dot";
+  if (hw.kind == "cpu") return "onednn.matmul";
+  return hw.vendor == "amd" ? "rocblas.sgemm" : "cublas.sgemm";
+}
+
+// The precision a kernel implementation computes in, from its name
+// ("cublaslt.bf16", "cublas.sgemm_tf32"); plain names are fp32.
+std::string kernelPrecision(const std::string& kernel) {
+  for (const char* p : {"bf16", "fp16", "tf32", "int8", "fp8"}) {
+    if (kernel.find(p) != std::string::npos) return p;
+  }
+  return "fp32";
+}
+
+// The fastest kernel of the graph's precision (fp32: HIR carries no reduced
+// precision until a plan sets it) that the profile knows for a shape class.
+std::string bestKernelFor(const HardwareProfile& hw, const std::string& shapeClass, const std::string& fallback) {
+  const KernelEfficiency* best = nullptr;
+  for (const auto& e : hw.efficiencies) {
+    if (e.shapeClass != shapeClass || kernelPrecision(e.kernel) != "fp32") continue;
+    double rate = e.flopsPerS > 0 ? e.flopsPerS : e.bytesPerS;
+    double bestRate = best == nullptr ? -1 : (best->flopsPerS > 0 ? best->flopsPerS : best->bytesPerS);
+    if (rate > bestRate) best = &e;
+  }
+  return best != nullptr ? best->kernel : fallback;
+}
+
+bool hasClass(const HardwareProfile& hw, const std::string& shapeClass) {
+  return std::any_of(hw.efficiencies.begin(), hw.efficiencies.end(),
+                     [&](const KernelEfficiency& e) { return e.shapeClass == shapeClass; });
+}
+
+// M, N, K of the GEMM a node performs (batched GEMMs fold the batch into M).
+void gemmDims(const Node& n, const NodeStats& s, double& m, double& nn, double& k) {
+  const auto& out = s.outShapes[0];
+  double total = numel(out);
+  nn = out.empty() ? 1 : static_cast<double>(out.back());
+  m = nn > 0 ? total / nn : 0;
+  if (n.op == OpKind::kConv1x1 || n.op == OpKind::kCIN) {
+    nn = static_cast<double>(out[1]);
+    m = nn > 0 ? total / nn : 0;
+  }
+  k = total > 0 ? s.counts.flops / (2 * total) : 0;
+}
+
+}  // namespace
+
+std::string gemmShapeClass(double m, double n, double k) {
+  double flops = 2 * m * n * k;
+  if (std::min({m, n, k}) <= 4) return "gemm.skinny";
+  if (flops < 2.0 * 64 * 64 * 64) return "gemm.tiny";
+  if (flops < 2.0 * 256 * 256 * 512) return "gemm.small";
+  if (flops < 2.0 * 2048 * 1024 * 1024) return "gemm.medium";
+  return "gemm.large";
+}
+
+std::pair<std::string, std::string> classifyKernel(const HardwareProfile& hw, const Graph& g, const Node& n,
+                                                   const NodeStats& stats) {
+  if (isView(n.op)) return {"view", ""};
+  switch (n.op) {
+    case OpKind::kGemm:
+    case OpKind::kMatMul:
+    case OpKind::kConv1x1:
+    case OpKind::kCIN:
+    case OpKind::kInteraction:
+    case OpKind::kEinsum: {
+      double m, nn, k;
+      gemmDims(n, stats, m, nn, k);
+      if (k <= 1.0) break;  // an einsum without contraction is elementwise
+      std::string cls = gemmShapeClass(m, nn, k);
+      return {bestKernelFor(hw, cls, defaultGemmKernel(hw)), cls};
+    }
+    case OpKind::kEmbeddingBag:
+    case OpKind::kGather:
+    case OpKind::kGatherND:
+    case OpKind::kSpMM: {
+      std::string cls = hasClass(hw, "gather.zipf") ? "gather.zipf" : "gather.uniform";
+      return {bestKernelFor(hw, cls, "own.gather"), cls};
+    }
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMean:
+    case OpKind::kReduceMax:
+    case OpKind::kFM: return {bestKernelFor(hw, "reduce.rows", "own.reduce"), "reduce.rows"};
+    default: break;
+  }
+  return {bestKernelFor(hw, "eltwise.stream", "own.eltwise"), "eltwise.stream"};
+}
+
+Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass) {
+  Efficiency e;
+  double peak = hw.peak("fp32"), bw = hw.dramBandwidth();
+  double launch = hw.launchLatencyS.value;
+  double fraction = 0.5;
+  if (shapeClass == "gemm.tiny") fraction = 0.05;
+  if (shapeClass == "gemm.small") fraction = 0.3;
+  if (shapeClass == "gemm.medium") fraction = 0.6;
+  if (shapeClass == "gemm.large") fraction = 0.8;
+  if (shapeClass == "gemm.skinny") fraction = 0.15;
+  bool gather = shapeClass.rfind("gather.", 0) == 0;
+  e.flopsPerS = peak * fraction;
+  e.bytesPerS = gather ? bw * 0.5 / std::max(1.0, hw.traits.irregularGatherPenalty) : bw * 0.8;
+  e.overheadS = launch;
+  const KernelEfficiency* k = hw.efficiency(kernel, shapeClass);
+  if (k != nullptr && k->shapeClass == shapeClass) {
+    if (k->flopsPerS > 0) e.flopsPerS = k->flopsPerS;
+    if (k->bytesPerS > 0) e.bytesPerS = k->bytesPerS;
+    if (k->overheadS > 0) e.overheadS = k->overheadS;
+    e.measured = k->samples > 0;
+  }
+  return e;
+}
+
+double internalTraffic(const Graph& g, const GraphStats& stats, const std::vector<char>& member) {
+  std::vector<int> uses = g.useCounts(), memberUses(g.numValues(), 0);
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    if (!member[i]) continue;
+    for (ValueId v : g.nodes()[i].inputs) {
+      if (v != kNoValue) ++memberUses[static_cast<size_t>(v)];
+    }
+  }
+  double bytes = 0;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    if (!member[i]) continue;
+    const Node& n = g.nodes()[i];
+    for (size_t o = 0; o < n.outputs.size(); ++o) {
+      size_t v = static_cast<size_t>(n.outputs[o]);
+      if (uses[v] > 0 && uses[v] == memberUses[v]) {
+        bytes += numel(stats.nodes[i].outShapes[o]) * static_cast<double>(dtypeSize(g.type(n.outputs[o]).dtype));
+      }
+    }
+  }
+  return bytes;
+}
+
+int reductionsInside(const Graph& g, const std::vector<NodeId>& group) {
+  int r = 0;
+  for (size_t i = 1; i < group.size(); ++i) {  // a reduction that ends the group needs no extra sync
+    OpKind op = g.node(group[i - 1]).op;
+    r += (op == OpKind::kReduceSum || op == OpKind::kReduceMean || op == OpKind::kReduceMax ||
+          op == OpKind::kSoftmax || op == OpKind::kLayerNorm)
+             ? 1
+             : 0;
+  }
+  return r;
+}
+
+}  // namespace cagr

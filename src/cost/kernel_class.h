@@ -1,0 +1,36 @@
+// Which kernel implementation and shape class prices a node on a platform,
+// and the effective rates (measured efficiencies or trait-based defaults).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cagr/analysis.h"
+#include "cagr/hw.h"
+
+namespace cagr {
+
+struct Efficiency {
+  double flopsPerS = 0, bytesPerS = 0, overheadS = 0;
+  bool measured = false;
+};
+
+/// (kernel, shape class) for node `n`: e.g. ("cublas.sgemm", "gemm.small"),
+/// ("own.gather", "gather.zipf"), ("view", "") for metadata-only ops.
+std::pair<std::string, std::string> classifyKernel(const HardwareProfile& hw, const Graph& g, const Node& n,
+                                                   const NodeStats& stats);
+
+/// GEMM shape class from M, N, K: gemm.tiny / small / medium / large / skinny.
+std::string gemmShapeClass(double m, double n, double k);
+
+/// Rates for (kernel, class): the profile's entry when it has one, else a
+/// fraction of peak / bandwidth from the platform traits.
+Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass);
+
+/// Bytes written by group members and read only inside the group.
+double internalTraffic(const Graph& g, const GraphStats& stats, const std::vector<char>& member);
+/// Number of reductions inside a group (each adds a synchronisation).
+int reductionsInside(const Graph& g, const std::vector<NodeId>& group);
+
+}  // namespace cagr

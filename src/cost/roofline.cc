@@ -1,0 +1,114 @@
+// RooflineCostModel: T = max(FLOPs / FLOPSeff(k,H), Bytes / BWeff(k,H)) + T_launch
+// with FLOPSeff / BWeff from the profile's efficiency table (measured where
+// `cagr profile` ran, datasheet fractions elsewhere). All output is modelled.
+#include <algorithm>
+#include <cmath>
+
+#include "cagr/cost.h"
+#include "cost/kernel_class.h"
+
+namespace cagr {
+
+const char* boundName(Bound b) {
+  switch (b) {
+    case Bound::kCompute: return "compute";
+    case Bound::kMemory: return "memory";
+    case Bound::kLaunch: return "launch";
+    case Bound::kFree: return "free";
+  }
+  return "?";
+}
+
+RooflineCostModel::RooflineCostModel(HardwareProfile hw) : hw_(std::move(hw)) {}
+
+std::pair<std::string, std::string> RooflineCostModel::kernelClass(const Graph& g, const Node& n,
+                                                                   const NodeStats& stats) const {
+  return classifyKernel(hw_, g, n, stats);
+}
+
+KernelEstimate RooflineCostModel::price(const std::string& kernel, const std::string& shapeClass,
+                                        const OpCounts& c) const {
+  KernelEstimate e;
+  e.kernel = kernel;
+  e.shapeClass = shapeClass;
+  if (kernel == "view") return e;  // metadata only: no kernel, no launch
+  Efficiency eff = effectiveRates(hw_, kernel, shapeClass);
+  e.computeS = eff.flopsPerS > 0 ? c.flops / eff.flopsPerS : 0;
+  e.memoryS = eff.bytesPerS > 0 ? (c.bytesRead + c.bytesWritten) / eff.bytesPerS : 0;
+  e.launchS = eff.overheadS;
+  e.seconds = std::max(e.computeS, e.memoryS) + e.launchS;
+  if (e.launchS >= std::max(e.computeS, e.memoryS)) {
+    e.bound = Bound::kLaunch;
+  } else {
+    e.bound = e.computeS >= e.memoryS ? Bound::kCompute : Bound::kMemory;
+  }
+  return e;
+}
+
+KernelEstimate RooflineCostModel::kernel(const Graph& g, const Node& n, const NodeStats& stats) const {
+  auto [kernelName, shapeClass] = kernelClass(g, n, stats);
+  return price(kernelName, shapeClass, stats.counts);
+}
+
+FusedGroupEstimate RooflineCostModel::fusedGroup(const Graph& g, const GraphStats& stats,
+                                                 const std::vector<NodeId>& group) const {
+  FusedGroupEstimate f;
+  if (group.empty()) return f;
+  std::vector<char> member(g.nodes().size(), 0);
+  for (NodeId id : group) member[static_cast<size_t>(id)] = 1;
+  OpCounts sum;
+  NodeId dominant = group.front();
+  for (NodeId id : group) {
+    const NodeStats& s = stats.nodes[static_cast<size_t>(id)];
+    f.unfusedS += kernel(g, g.node(id), s).seconds;
+    sum.flops += s.counts.flops;
+    sum.bytesRead += s.counts.bytesRead;
+    sum.bytesWritten += s.counts.bytesWritten;
+    if (s.counts.flops > stats.nodes[static_cast<size_t>(dominant)].counts.flops) dominant = id;
+  }
+  double internalBytes = internalTraffic(g, stats, member);
+  sum.bytesRead = std::max(0.0, sum.bytesRead - internalBytes);
+  sum.bytesWritten = std::max(0.0, sum.bytesWritten - internalBytes);
+  auto [kernelName, shapeClass] = kernelClass(g, g.node(dominant), stats.nodes[static_cast<size_t>(dominant)]);
+  f.fused = price(kernelName == "view" ? "own.eltwise" : kernelName, shapeClass, sum);
+  Efficiency eff = effectiveRates(hw_, f.fused.kernel, f.fused.shapeClass);
+  f.savedMemoryS = eff.bytesPerS > 0 ? 2 * internalBytes / eff.bytesPerS : 0;
+  f.savedLaunchS = std::max(0.0, f.unfusedS - f.fused.seconds - f.savedMemoryS);
+  const PlatformTraits& t = hw_.traits;
+  // Synchronisation added by fusing across a reduction, and register pressure
+  // of long groups (spill risk is high on 64-wide AMD waves).
+  double sync = reductionsInside(g, group) * eff.overheadS;
+  double regPressure = t.spillRisk * std::max<double>(0, static_cast<double>(group.size()) - 2) * f.fused.seconds * 0.1;
+  f.benefit = t.fuseAlpha * f.savedMemoryS + f.savedLaunchS - t.fuseBeta * sync - t.fuseGamma * regPressure;
+  return f;
+}
+
+StatusOr<GraphEstimate> RooflineCostModel::graph(const Graph& g, const SymbolBindings& bindings,
+                                                 const std::vector<int>& streams) const {
+  CAGR_ASSIGN_OR_RETURN(GraphStats stats, computeStats(g, bindings));
+  GraphEstimate e;
+  e.variance = hw_.traits.runToRunVariance;
+  e.peakMemoryBytes = stats.paramBytes + stats.peakActivationBytes;
+  std::vector<double> ready(g.numValues(), 0.0);
+  std::vector<double> streamFree;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = g.nodes()[i];
+    KernelEstimate k = kernel(g, n, stats.nodes[i]);
+    e.serialS += k.seconds;
+    e.launchS += k.launchS;
+    size_t s = streams.empty() ? 0 : static_cast<size_t>(std::max(0, streams[i]));
+    if (streamFree.size() <= s) streamFree.resize(s + 1, 0.0);
+    double start = streamFree[s];
+    for (ValueId v : n.inputs) {
+      if (v != kNoValue) start = std::max(start, ready[static_cast<size_t>(v)]);
+    }
+    double finish = start + k.seconds;
+    streamFree[s] = finish;
+    for (ValueId v : n.outputs) ready[static_cast<size_t>(v)] = finish;
+    e.latencyS = std::max(e.latencyS, finish);
+    e.nodes.push_back(std::move(k));
+  }
+  return e;
+}
+
+}  // namespace cagr

@@ -1,0 +1,114 @@
+// The analytic cost model on a synthetic profile with round numbers, so each
+// expectation can be computed by hand.
+#include <gtest/gtest.h>
+
+#include "cagr/cost.h"
+
+namespace cagr {
+namespace {
+
+HardwareProfile roundProfile() {
+  HardwareProfile hw;
+  hw.name = "round";
+  hw.kind = "gpu";
+  hw.vendor = "nvidia";
+  hw.provenance = "datasheet";
+  hw.peakFlops["fp32"] = {1e12, "test"};
+  hw.memory.push_back({"DRAM", {1e9, "test"}, {1e11, "test"}});
+  hw.launchLatencyS = {1e-6, "test"};
+  hw.traits.runToRunVariance = 0.05;
+  return hw;
+}
+
+Tensor zeros(std::vector<int64_t> shape) { return Tensor(DType::kF32, std::move(shape)); }
+
+TEST(Roofline, LargeGemmIsComputeBoundAtTheDefaultFraction) {
+  Graph g;
+  ValueId x = g.addInput("x", {DType::kF32, {kBatch, 4096}});
+  Attrs a;
+  a.set("transB", int64_t{1});
+  g.addOutput(*g.add(OpKind::kGemm, {x, g.addConstant("w", zeros({4096, 4096}))}, a));
+  RooflineCostModel m(roundProfile());
+  auto est = m.graph(g, defaultBindings(g, 4096));
+  ASSERT_TRUE(est.isOk());
+  const KernelEstimate& k = est->nodes[0];
+  EXPECT_EQ(k.bound, Bound::kCompute);
+  EXPECT_EQ(k.shapeClass, "gemm.large");
+  double flops = 2.0 * 4096 * 4096 * 4096;
+  EXPECT_NEAR(k.seconds, flops / (1e12 * 0.8) + 1e-6, 1e-9);
+  EXPECT_STREQ(est->kind, "modelled");
+  EXPECT_DOUBLE_EQ(est->variance, 0.05);
+}
+
+TEST(Roofline, EmbeddingBagIsMemoryBoundAndViewsAreFree) {
+  Graph g;
+  ValueId ids = g.addInput("ids", {DType::kI64, {kBatch, 20}});
+  ValueId bag = *g.add(OpKind::kEmbeddingBag, {g.addConstant("t", zeros({100000, 64})), ids});
+  Attrs r;
+  r.set("shape", std::vector<int64_t>{0, 8, 8});
+  g.addOutput(*g.add(OpKind::kReshape, {bag}, r));
+  RooflineCostModel m(roundProfile());
+  auto est = m.graph(g, defaultBindings(g, 4096));
+  ASSERT_TRUE(est.isOk());
+  EXPECT_EQ(est->nodes[0].bound, Bound::kMemory);
+  // Rows read (4096*20*64*4) + ids + output, at half of DRAM bandwidth (gathers).
+  double bytes = 4096.0 * 20 * 64 * 4 + 4096.0 * 20 * 8 + 4096.0 * 64 * 4;
+  EXPECT_NEAR(est->nodes[0].seconds, bytes / (1e11 * 0.5) + 1e-6, 1e-9);
+  EXPECT_EQ(est->nodes[1].bound, Bound::kFree);
+  EXPECT_EQ(est->nodes[1].seconds, 0.0);
+}
+
+TEST(Roofline, FusingGemmAndReluSavesTheIntermediateAndALaunch) {
+  Graph g;
+  ValueId x = g.addInput("x", {DType::kF32, {kBatch, 512}});
+  Attrs a;
+  a.set("transB", int64_t{1});
+  ValueId h = *g.add(OpKind::kGemm, {x, g.addConstant("w", zeros({512, 512}))}, a);
+  g.addOutput(*g.add(OpKind::kRelu, {h}));
+  RooflineCostModel m(roundProfile());
+  auto stats = computeStats(g, defaultBindings(g, 1024));
+  ASSERT_TRUE(stats.isOk());
+  FusedGroupEstimate f = m.fusedGroup(g, *stats, {0, 1});
+  EXPECT_LT(f.fused.seconds, f.unfusedS);
+  EXPECT_GT(f.benefit, 0);
+  EXPECT_NEAR(f.savedMemoryS, 2.0 * 1024 * 512 * 4 / (1e11 * 0.8), 1e-12);
+}
+
+TEST(Roofline, IndependentBranchesOnTwoStreamsOverlap) {
+  Graph g;
+  ValueId x = g.addInput("x", {DType::kF32, {kBatch, 1024}});
+  Attrs a;
+  a.set("transB", int64_t{1});
+  ValueId l = *g.add(OpKind::kGemm, {x, g.addConstant("w1", zeros({1024, 1024}))}, a);
+  ValueId r = *g.add(OpKind::kGemm, {x, g.addConstant("w2", zeros({1024, 1024}))}, a);
+  g.addOutput(*g.add(OpKind::kAdd, {l, r}));
+  RooflineCostModel m(roundProfile());
+  auto bind = defaultBindings(g, 2048);
+  auto one = m.graph(g, bind);
+  auto two = m.graph(g, bind, {0, 1, 0});
+  ASSERT_TRUE(one.isOk() && two.isOk());
+  EXPECT_DOUBLE_EQ(one->latencyS, one->serialS);
+  EXPECT_LT(two->latencyS, one->latencyS);
+  EXPECT_NEAR(two->latencyS, one->serialS - one->nodes[1].seconds, 1e-12);
+}
+
+TEST(Roofline, PeakMemoryCountsWeightsAndLiveActivations) {
+  Graph g;
+  ValueId x = g.addInput("x", {DType::kF32, {kBatch, 256}});
+  ValueId h = *g.add(OpKind::kRelu, {x});
+  g.addOutput(*g.add(OpKind::kSigmoid, {h}));
+  RooflineCostModel m(roundProfile());
+  auto est = m.graph(g, defaultBindings(g, 100));
+  ASSERT_TRUE(est.isOk());
+  EXPECT_EQ(est->peakMemoryBytes, 2 * 100 * 256 * 4);  // x and h live while relu runs; h and y after
+}
+
+TEST(Roofline, RooflinePositionSaturatesAtTheRidgePoint) {
+  HardwareProfile hw = roundProfile();  // ridge at 10 FLOP/B
+  EXPECT_DOUBLE_EQ(rooflinePosition(1.0, hw), 0.1);
+  EXPECT_DOUBLE_EQ(rooflinePosition(10.0, hw), 1.0);
+  EXPECT_DOUBLE_EQ(rooflinePosition(1000.0, hw), 1.0);
+}
+
+}  // namespace
+}  // namespace cagr
