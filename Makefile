@@ -27,6 +27,7 @@ test: build
 # Re-exports the zoo (needs torch, onnx, onnxruntime: CAGR_ZOO=1 make setup).
 zoo:
 	python3 zoo/export.py --size small --out zoo/onnx
+	python3 zoo/share_weights.py --dir zoo/onnx
 
 clean:
 	rm -rf $(BUILD) out
