@@ -252,7 +252,7 @@ class NGCF(nn.Module):
 
     def propagate(self, E):
         msg = E[self.src] * self.w.unsqueeze(1)
-        z = torch.zeros(self.n, E.shape[1], dtype=E.dtype)
+        z = E.new_zeros(self.n, E.shape[1])
         if self.agg == "index_add":
             return z.index_add(0, self.dst, msg)
         if self.agg == "scatter_add":

@@ -29,5 +29,6 @@ nlohmann::json baseJson(const std::string& model, const std::string& target);
 void addInspect(CLI::App& app, int& exitCode);
 void addRun(CLI::App& app, int& exitCode);
 void addExport(CLI::App& app, int& exitCode);
+void addProfile(CLI::App& app, int& exitCode);
 
 }  // namespace cagr::tools

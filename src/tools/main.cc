@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   cagr::tools::addInspect(app, exitCode);
   cagr::tools::addRun(app, exitCode);
   cagr::tools::addExport(app, exitCode);
+  cagr::tools::addProfile(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

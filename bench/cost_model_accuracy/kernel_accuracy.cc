@@ -1,0 +1,116 @@
+// Scores the roofline cost model against held-out kernel measurements:
+// predicted (modelled, from a profile) vs measured time per record, then MAPE
+// and Spearman rank correlation per kernel class and overall.
+//   cagr_bench_kernel_accuracy PROFILE.json VALIDATION.json [--json]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "cagr/cost.h"
+
+namespace {
+
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<size_t> idx(v.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < idx.size();) {
+    size_t j = i;
+    while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]]) ++j;
+    for (size_t k = i; k <= j; ++k) r[idx[k]] = (static_cast<double>(i + j) / 2.0) + 1;  // average rank of ties
+    i = j + 1;
+  }
+  return r;
+}
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 3) return NAN;
+  auto ra = ranks(a), rb = ranks(b);
+  double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / static_cast<double>(ra.size());
+  double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / static_cast<double>(rb.size());
+  double num = 0, da = 0, db = 0;
+  for (size_t i = 0; i < ra.size(); ++i) {
+    num += (ra[i] - ma) * (rb[i] - mb);
+    da += (ra[i] - ma) * (ra[i] - ma);
+    db += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return da > 0 && db > 0 ? num / std::sqrt(da * db) : NAN;
+}
+
+struct Group {
+  std::vector<double> predicted, measured;
+  double mape() const {
+    double s = 0;
+    for (size_t i = 0; i < predicted.size(); ++i) s += std::fabs(predicted[i] - measured[i]) / measured[i];
+    return predicted.empty() ? NAN : 100.0 * s / static_cast<double>(predicted.size());
+  }
+};
+
+std::string classFamily(const std::string& shapeClass) { return shapeClass.substr(0, shapeClass.find('.')); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::cerr << "usage: cagr_bench_kernel_accuracy PROFILE.json VALIDATION.json [--json]\n";
+    return 2;
+  }
+  auto hw = cagr::resolveProfile(argv[1]);
+  if (!hw.isOk()) {
+    std::cerr << "error: " << hw.status().message() << "\n";
+    return 1;
+  }
+  std::ifstream in(argv[2]);
+  if (!in) {
+    std::cerr << "error: cannot read " << argv[2] << "\n";
+    return 1;
+  }
+  nlohmann::json v = nlohmann::json::parse(in, nullptr, false);
+  if (v.is_discarded() || !v.contains("records")) {
+    std::cerr << "error: " << argv[2] << ": not a cagr-validation-1 file\n";
+    return 1;
+  }
+  cagr::RooflineCostModel model(*hw);
+  std::map<std::string, Group> byKernelClass, byFamily;
+  Group all;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : v["records"]) {
+    cagr::OpCounts c;
+    c.flops = r.value("flops", 0.0);
+    c.bytesRead = r.value("bytes", 0.0);
+    std::string kernel = r["kernel"], cls = r["shape_class"];
+    double predicted = model.price(kernel, cls, c).seconds, measured = r["measured_s"];
+    if (measured <= 0) continue;
+    for (Group* g : {&byKernelClass[kernel + " " + cls], &byFamily[classFamily(cls)], &all}) {
+      g->predicted.push_back(predicted);
+      g->measured.push_back(measured);
+    }
+    rows.push_back({{"kernel", kernel}, {"shape_class", cls}, {"config", r.value("config", "")},
+                    {"predicted_s", predicted}, {"measured_s", measured}});
+  }
+  bool json = argc > 3 && std::string(argv[3]) == "--json";
+  nlohmann::json out = {{"profile", hw->name}, {"profile_provenance", hw->provenance},
+                        {"measured_on", v.value("measured_on", "")}, {"records", rows}};
+  for (auto& [name, g] : byFamily) out["families"][name] = {{"mape_pct", g.mape()}, {"spearman", spearman(g.predicted, g.measured)}, {"n", g.predicted.size()}};
+  for (auto& [name, g] : byKernelClass) out["kernel_classes"][name] = {{"mape_pct", g.mape()}, {"spearman", spearman(g.predicted, g.measured)}, {"n", g.predicted.size()}};
+  out["all"] = {{"mape_pct", all.mape()}, {"spearman", spearman(all.predicted, all.measured)}, {"n", all.predicted.size()}};
+  if (json) {
+    std::cout << out.dump(1) << "\n";
+    return 0;
+  }
+  std::printf("cost model (modelled from profile %s, %s) vs held-out kernels measured on %s\n\n", hw->name.c_str(),
+              hw->provenance.c_str(), v.value("measured_on", "?").c_str());
+  std::printf("| family | n | MAPE %% | Spearman |\n|---|---|---|---|\n");
+  for (auto& [name, g] : byFamily) std::printf("| %s | %zu | %.1f | %.3f |\n", name.c_str(), g.predicted.size(), g.mape(), spearman(g.predicted, g.measured));
+  std::printf("| all | %zu | %.1f | %.3f |\n\n", all.predicted.size(), all.mape(), spearman(all.predicted, all.measured));
+  std::printf("| kernel / class | n | MAPE %% | Spearman |\n|---|---|---|---|\n");
+  for (auto& [name, g] : byKernelClass) std::printf("| %s | %zu | %.1f | %.3f |\n", name.c_str(), g.predicted.size(), g.mape(), spearman(g.predicted, g.measured));
+  return 0;
+}

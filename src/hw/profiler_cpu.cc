@@ -1,0 +1,167 @@
+// profileCpu: plans the micro-benchmarks against the time budget, runs them
+// with progress reports, and hands the results to the profile assembly
+// (profiler_assemble.cc).
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "hw/microbench.h"
+#include "hw/own_kernels.h"
+#include "hw/profiler.h"
+#include "hw/profiler_results.h"
+
+namespace cagr {
+namespace {
+
+using hw::GemmKernel;
+using hw::TimingPlan;
+
+struct Step {
+  std::string what;
+  TimingPlan plan;
+  std::function<Status(const TimingPlan&)> run;
+};
+
+double loadAverage() {
+  std::ifstream in("/proc/loadavg");
+  double v = -1;
+  if (in) in >> v;
+  return v;
+}
+
+TimingPlan planFor(bool quick, double targetS) {
+  TimingPlan p;
+  p.targetS = targetS;
+  p.minSamples = 3;
+  p.maxSamples = quick ? 5 : 15;
+  p.minSampleS = quick ? 5e-4 : 1e-3;
+  return p;
+}
+
+/// GEMMs grouped by kernel (one library's threads at a time), then the
+/// 1x1x1 dispatch probes and the empty parallel region.
+void planGemm(std::vector<Step>& steps, hw::ProfileResults& r, hw::GemmBuffers& buf, bool quick, double gemmS,
+              double launchS) {
+  const std::vector<hw::GemmShape> shapes = hw::gemmShapes(quick);
+  const std::vector<GemmKernel> kernels = hw::allGemmKernels();
+  const double perGemm = gemmS / static_cast<double>(shapes.size() * kernels.size());
+  for (GemmKernel k : kernels) {
+    for (const hw::GemmShape& s : shapes) {
+      steps.push_back({"gemm " + s.label() + " " + hw::gemmKernelName(k), planFor(quick, perGemm),
+                       [&r, &buf, k, s](const TimingPlan& plan) -> Status {
+                         CAGR_ASSIGN_OR_RETURN(hw::GemmResult g, hw::benchGemm(k, s, buf, plan));
+                         r.gemm.push_back(g);
+                         return Status::ok();
+                       }});
+    }
+  }
+  const double perProbe = launchS / static_cast<double>(kernels.size() + 1);
+  for (GemmKernel k : kernels) {
+    steps.push_back({std::string("launch 1x1x1 ") + hw::gemmKernelName(k), planFor(quick, perProbe),
+                     [&r, &buf, k](const TimingPlan& plan) -> Status {
+                       CAGR_ASSIGN_OR_RETURN(hw::GemmResult g, hw::benchGemm(k, {1, 1, 1}, buf, plan));
+                       r.probes[hw::gemmKernelName(k)] = g.t;
+                       return Status::ok();
+                     }});
+  }
+  steps.push_back({"launch omp parallel region", planFor(quick, perProbe), [&r](const TimingPlan& plan) {
+                     r.ompRegion = hw::timeIt([] { hw::ownEmptyParallel(); }, plan);
+                     return Status::ok();
+                   }});
+}
+
+/// Buffer setup, gathers, the streaming kernel per cache level and in DRAM,
+/// STREAM copy/triad and the row reduction.
+void planMemory(std::vector<Step>& steps, hw::ProfileResults& r, std::unique_ptr<hw::MemoryBench>& mem, bool quick,
+                double memS) {
+  steps.push_back({"setup memory buffer", planFor(quick, 0), [&r, &mem, quick](const TimingPlan&) -> Status {
+                     CAGR_ASSIGN_OR_RETURN(mem, hw::MemoryBench::create(r.machine.llcBytes(), quick));
+                     r.bufferBytes = mem->bufferBytes();
+                     return Status::ok();
+                   }});
+  std::vector<hw::GatherConfig> gathers;
+  for (bool zipf : {false, true})
+    for (int64_t dim : {16, 64})
+      for (int64_t pooling : {1, 20}) gathers.push_back({zipf, dim, pooling});
+  const double per = memS / static_cast<double>(gathers.size() + r.machine.caches.size() + 4);
+  for (const hw::GatherConfig& c : gathers) {
+    steps.push_back({"gather " + c.label(), planFor(quick, per), [&r, &mem, c](const TimingPlan& plan) {
+                       r.gathers.emplace_back(c, mem->gather(c, plan));
+                       return Status::ok();
+                     }});
+  }
+  for (const hw::CacheLevel& c : r.machine.caches) {
+    steps.push_back({"stream L" + std::to_string(c.level), planFor(quick, per), [&r, &mem, c](const TimingPlan& plan) {
+                       r.caches.emplace_back(c, mem->eltwise(c.totalBytes / 2, plan));
+                       return Status::ok();
+                     }});
+  }
+  steps.push_back({"stream DRAM relu(a+b)", planFor(quick, per), [&r, &mem](const TimingPlan& plan) {
+                     r.stream = mem->eltwise(0, plan);
+                     return Status::ok();
+                   }});
+  steps.push_back({"stream DRAM copy", planFor(quick, per), [&r, &mem](const TimingPlan& plan) {
+                     r.copy = mem->copy(plan);
+                     return Status::ok();
+                   }});
+  steps.push_back({"stream DRAM triad", planFor(quick, per), [&r, &mem](const TimingPlan& plan) {
+                     r.triad = mem->triad(plan);
+                     return Status::ok();
+                   }});
+  steps.push_back({"reduce rows", planFor(quick, per), [&r, &mem](const TimingPlan& plan) {
+                     r.reduce = mem->rowSums(plan);
+                     return Status::ok();
+                   }});
+}
+
+Status runSteps(std::vector<Step>& steps, double budgetS, double start, const ProfileProgress& progress) {
+  double total = 0;
+  for (const Step& s : steps) total += std::max(s.plan.targetS, 0.05);
+  double done = 0;
+  for (Step& s : steps) {
+    if (progress) progress(std::min(done / total, 1.0), s.what);
+    TimingPlan plan = s.plan;
+    // Over budget: keep every benchmark (each class needs samples) but at
+    // the minimum sample count.
+    if (hw::nowSeconds() - start > 0.85 * budgetS) plan.targetS = 0;
+    CAGR_RETURN_IF_ERROR(s.run(plan).withContext("cagr profile: " + s.what));
+    done += std::max(s.plan.targetS, 0.05);
+  }
+  if (progress) progress(1.0, "done");
+  return Status::ok();
+}
+
+}  // namespace
+
+StatusOr<HardwareProfile> profileCpu(const ProfilerOptions& opts, const ProfileProgress& progress,
+                                     ProfilerRunInfo* info) {
+  if (!(opts.budgetSeconds > 0) || !std::isfinite(opts.budgetSeconds)) {
+    return invalidArgument("cagr profile: --budget must be a positive number of seconds");
+  }
+  if (opts.threads < 0) return invalidArgument("cagr profile: --threads must be >= 0");
+  const double start = hw::nowSeconds();
+  hw::ProfileResults r;
+  r.machine = hw::readMachineInfo();
+  r.quick = opts.quick;
+  r.threads = opts.threads > 0 ? opts.threads : r.machine.onlineCpus;
+  r.loadAtStart = loadAverage();
+  hw::setKernelThreads(r.threads);
+
+  // Planned benchmark time is half the budget; warm-ups, buffer set-up and
+  // the calls that cannot be cut below three samples take the rest.
+  const double budget = opts.quick ? std::min(opts.budgetSeconds, 10.0) : opts.budgetSeconds;
+  const double planned = 0.5 * budget;
+  hw::GemmBuffers gemmBuf = hw::makeGemmBuffers(hw::gemmShapes(opts.quick));
+  std::unique_ptr<hw::MemoryBench> mem;
+  std::vector<Step> steps;
+  planGemm(steps, r, gemmBuf, opts.quick, 0.55 * planned, 0.1 * planned);
+  planMemory(steps, r, mem, opts.quick, 0.35 * planned);
+  CAGR_RETURN_IF_ERROR(runSteps(steps, budget, start, progress));
+  mem.reset();
+
+  r.loadAtEnd = loadAverage();
+  r.seconds = hw::nowSeconds() - start;
+  return hw::assembleProfile(r, info);
+}
+
+}  // namespace cagr

@@ -1,0 +1,175 @@
+// cagr profile --target cpu -o hw.json: measures this machine with
+// micro-benchmarks (progress bar on stderr) and writes a "measured"
+// hardware profile; prints a short summary, every figure labelled
+// "measured on <host>" (or "computed" for the theoretical peak).
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cagr/hw.h"
+#include "hw/profiler.h"
+#include "tools/common.h"
+
+namespace cagr::tools {
+namespace {
+
+struct ProfileArgs {
+  std::string target = "cpu";
+  std::string out;
+  bool quick = false;
+  double budget = 90;
+  int threads = 0;
+  bool json = false;
+  bool quiet = false;
+};
+
+/// "[#####.....] 45% gemm 1024x512x256 onednn.matmul" on stderr: redrawn in
+/// place on a terminal, one line per 10% otherwise (logs).
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled) : enabled_(enabled), tty_(isatty(STDERR_FILENO) != 0) {}
+
+  void update(double fraction, const std::string& what) {
+    if (!enabled_) return;
+    const int pct = static_cast<int>(fraction * 100 + 0.5);
+    if (!tty_ && pct / 10 == lastDecile_) return;
+    lastDecile_ = pct / 10;
+    const int width = 20;
+    const int filled = std::min(width, static_cast<int>(fraction * width + 0.5));
+    std::string line =
+        "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] " + std::to_string(pct) + "% " + what;
+    if (tty_) {
+      const size_t pad = lastLen_ > line.size() ? lastLen_ - line.size() : 0;
+      std::fprintf(stderr, "\r%s%s", line.c_str(), std::string(pad, ' ').c_str());
+      lastLen_ = line.size();
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+  void finish() {
+    if (enabled_ && tty_ && lastLen_ > 0) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  bool enabled_;
+  bool tty_;
+  size_t lastLen_ = 0;
+  int lastDecile_ = -1;
+};
+
+double effBytes(const HardwareProfile& p, const char* kernel, const char* cls) {
+  for (const KernelEfficiency& e : p.efficiencies)
+    if (e.kernel == kernel && e.shapeClass == cls) return e.bytesPerS;
+  return 0;
+}
+
+nlohmann::json summaryJson(const HardwareProfile& p, const ProfilerRunInfo& info, const ProfileArgs& a) {
+  nlohmann::json j = baseJson("none", a.target);
+  j["profile"] = {{"name", p.name},
+                  {"provenance", p.provenance},
+                  {"measured_on", p.measuredOn},
+                  {"date", p.date},
+                  {"output", a.out.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.out)},
+                  {"quick", a.quick},
+                  {"seconds", info.seconds},
+                  {"threads", info.threads}};
+  j["peak_fp32_flops"] = {{"value", p.peak("fp32")}, {"kind", "measured"}, {"source", p.peakFlops.at("fp32").source}};
+  j["theoretical_peak_fp32_flops"] = {
+      {"value", info.theoreticalPeakFlops}, {"kind", "computed"}, {"source", info.theoreticalPeakSource}};
+  for (const auto& [kernel, flops] : info.bestFlopsPerKernel) {
+    j["gemm_best_flops"][kernel] = {
+        {"value", flops}, {"kind", "measured"}, {"shape_mxkxn", info.bestShapePerKernel.at(kernel)}};
+  }
+  for (const MemoryLevel& m : p.memory) {
+    j["memory"].push_back({{"name", m.name},
+                           {"size_bytes", m.sizeBytes.value},
+                           {"bandwidth", m.bandwidth.value},
+                           {"kind", "measured"},
+                           {"source", m.bandwidth.source}});
+  }
+  j["dram_bytes_per_s"] = {{"value", p.dramBandwidth()}, {"kind", "measured"}, {"benchmark", "triad"}};
+  j["dram_copy_bytes_per_s"] = {{"value", info.dramCopyBytesPerS}, {"kind", "measured"}, {"benchmark", "copy"}};
+  j["gather_bytes_per_s"] = {{"uniform", effBytes(p, "own.gather", "gather.uniform")},
+                             {"zipf", effBytes(p, "own.gather", "gather.zipf")},
+                             {"kind", "measured"}};
+  j["launch_latency_s"] = {
+      {"value", p.launchLatencyS.value}, {"kind", "measured"}, {"source", p.launchLatencyS.source}};
+  j["run_to_run_variance"] = p.traits.runToRunVariance;
+  return j;
+}
+
+void printSummary(const HardwareProfile& p, const ProfilerRunInfo& info, const ProfileArgs& a) {
+  const std::string on = "measured on " + p.measuredOn;
+  std::printf("cagr profile: %s, %s, %d threads, %.1f s (%s mode)\n", p.name.c_str(), on.c_str(), info.threads,
+              info.seconds, a.quick ? "quick" : "full");
+  std::printf("  peak fp32    %8.1f GFLOP/s  %s (best GEMM)\n", p.peak("fp32") / 1e9, on.c_str());
+  if (info.theoreticalPeakFlops > 0) {
+    std::printf(
+        "  theoretical  %8.1f GFLOP/s  computed from /proc/cpuinfo cpu MHz (boost may exceed it), not measured\n",
+        info.theoreticalPeakFlops / 1e9);
+  }
+  for (const auto& [kernel, flops] : info.bestFlopsPerKernel) {
+    std::printf("    %-20s %8.1f GFLOP/s  %s (best shape %s, MxKxN)\n", kernel.c_str(), flops / 1e9, on.c_str(),
+                info.bestShapePerKernel.at(kernel).c_str());
+  }
+  for (const MemoryLevel& m : p.memory) {
+    std::printf("  %-6s %9.0f KiB %8.1f GB/s    %s\n", m.name.c_str(), m.sizeBytes.value / 1024,
+                m.bandwidth.value / 1e9, on.c_str());
+  }
+  std::printf("  DRAM copy    %8.1f GB/s     %s\n", info.dramCopyBytesPerS / 1e9, on.c_str());
+  std::printf("  gather       %8.2f GB/s     uniform, %.2f GB/s zipf; %s (own.gather)\n",
+              effBytes(p, "own.gather", "gather.uniform") / 1e9, effBytes(p, "own.gather", "gather.zipf") / 1e9,
+              on.c_str());
+  std::printf("  launch       %8.2f us       %s (oneDNN 1x1x1 matmul dispatch)\n", p.launchLatencyS.value * 1e6,
+              on.c_str());
+  std::printf("  run-to-run   %8.1f %%        %s (median (p90-p10)/median)\n", p.traits.runToRunVariance * 100,
+              on.c_str());
+  if (!a.out.empty()) std::printf("wrote %s\n", a.out.c_str());
+}
+
+int runProfile(const ProfileArgs& a) {
+  if (a.target == "cuda") return fail(unsupported("cagr profile --target cuda: this build has no CUDA support"));
+  if (a.target != "cpu") {
+    return fail(invalidArgument("cagr profile --target '" + a.target + "': unknown target (expected cpu or cuda)"));
+  }
+  ProfilerOptions opts;
+  opts.quick = a.quick;
+  opts.budgetSeconds = a.budget;
+  opts.threads = a.threads;
+  ProgressBar bar(!a.quiet);
+  ProfilerRunInfo info;
+  auto p = profileCpu(
+      opts, [&bar](double f, const std::string& what) { bar.update(f, what); }, &info);
+  bar.finish();
+  if (!p.isOk()) return fail(p.status());
+  if (!a.out.empty()) {
+    Status s = saveProfile(*p, a.out);
+    if (!s.isOk()) return fail(s);
+  }
+  if (a.json) {
+    std::cout << summaryJson(*p, info, a).dump(2) << "\n";
+  } else {
+    printSummary(*p, info, a);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void addProfile(CLI::App& app, int& exitCode) {
+  auto args = std::make_shared<ProfileArgs>();
+  CLI::App* cmd = app.add_subcommand("profile", "measure this machine and write a hardware profile (JSON)");
+  cmd->add_option("--target", args->target, "cpu (cuda: not in this build)")->required();
+  cmd->add_option("-o,--output", args->out, "write the measured profile here (e.g. hw.json)");
+  cmd->add_flag("--quick", args->quick, "fewer shapes and samples (about 15 s)");
+  cmd->add_option("--budget", args->budget, "time budget in seconds for the full run (default 90)");
+  cmd->add_option("--threads", args->threads, "threads to benchmark with (default: all online CPUs)");
+  cmd->add_flag("--json", args->json, "print the summary as one JSON object");
+  cmd->add_flag("--quiet", args->quiet, "no progress bar");
+  cmd->callback([args, &exitCode] { exitCode = runProfile(*args); });
+}
+
+}  // namespace cagr::tools
