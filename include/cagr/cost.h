@@ -72,9 +72,11 @@ class RooflineCostModel : public CostModel {
 
   /// Which kernel implementation and shape class a node is priced as.
   std::pair<std::string, std::string> kernelClass(const Graph& g, const Node& n, const NodeStats& stats) const;
+  /// Prices raw counts as one call of `kernel` in `shapeClass` (benchmarks use it
+  /// to score held-out measurements; "view" is free).
+  KernelEstimate price(const std::string& kernel, const std::string& shapeClass, const OpCounts& c) const;
 
  private:
-  KernelEstimate price(const std::string& kernel, const std::string& shapeClass, const OpCounts& c) const;
   HardwareProfile hw_;
 };
 
