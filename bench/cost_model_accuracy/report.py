@@ -62,27 +62,37 @@ def main():
     lines = [f"# {a.title}", ""]
     if a.command:
         lines += ["Produced by:", "", "```", a.command, "```", ""]
-    rows, pred, meas = [], [], []
+    rows = []
     kind = ""
     for r in measured:
         p, kind = predict(a.cagr, a.profile, r["model"], r["batch"])
-        err = 100.0 * (p - r["median_ms"]) / r["median_ms"]
-        rows.append((r, p, err))
-        pred.append(p)
-        meas.append(r["median_ms"])
+        rows.append((r, p))
     where = measured[0].get("gpu", "host CPU, %d threads" % measured[0]["threads"]) if measured else "?"
-    lines += [f"## Whole models: predicted ({kind}) vs measured (PyTorch eager {measured[0]['torch'] if measured else ''},"
-              f" {where}, small zoo variants, one-hot bags)", "",
-              "| model | batch | measured median ms (p10–p90) | predicted ms | error % |", "|---|---|---|---|---|"]
-    for r, p, err in rows:
-        lines.append(f"| {r['model']} | {r['batch']} | {r['median_ms']:.3f} ({r['p10_ms']:.3f}–{r['p90_ms']:.3f}) "
-                     f"| {p:.3f} | {err:+.1f} |")
-    for b in sorted({r["batch"] for r in measured}):
-        sel = [(p, r["median_ms"]) for r, p, _ in rows if r["batch"] == b]
-        mape = 100 * sum(abs(p - m) / m for p, m in sel) / len(sel)
-        lines.append(f"\nbatch {b}: MAPE {mape:.1f} %, Spearman {spearman([p for p, _ in sel], [m for _, m in sel]):.3f}")
-    mape = 100 * sum(abs(p - m) / m for p, m in zip(pred, meas)) / max(1, len(pred))
-    lines.append(f"\nall: MAPE {mape:.1f} %, Spearman {spearman(pred, meas):.3f} over {len(pred)} (model, batch) pairs")
+    refs = [("median_ms", "PyTorch eager")]
+    if any("graph_median_ms" in r for r in measured):
+        refs.append(("graph_median_ms", "the same ops replayed from a CUDA Graph"))
+    lines += [f"## Whole models: predicted ({kind}) vs measured on {where}",
+              "", f"Measured with PyTorch {measured[0]['torch'] if measured else ''}, small zoo variants, one-hot bags;"
+              " predicted = `cagr inspect zoo/onnx/MODEL.dynamo.onnx --hw PROFILE --batch N` (unoptimised plan, one"
+              " kernel per HIR op, one stream).", ""]
+    header = "| model | batch | predicted ms |" + "".join(f" {label} ms | error % |" for _, label in refs)
+    lines += [header, "|---|---|---|" + "---|---|" * len(refs)]
+    for r, p in rows:
+        cells = ""
+        for key, _ in refs:
+            m = r.get(key)
+            cells += f" {m:.3f} | {100 * (p - m) / m:+.1f} |" if m else " n/a | n/a |"
+        lines.append(f"| {r['model']} | {r['batch']} | {p:.3f} |{cells}")
+    lines.append("")
+    for key, label in refs:
+        for b in sorted({r["batch"] for r in measured}) + [None]:
+            sel = [(p, r[key]) for r, p in rows if r.get(key) and (b is None or r["batch"] == b)]
+            if not sel:
+                continue
+            mape = 100 * sum(abs(p - m) / m for p, m in sel) / len(sel)
+            rho = spearman([p for p, _ in sel], [m for _, m in sel])
+            lines.append(f"- vs {label}, {'all batches' if b is None else f'batch {b}'}: MAPE {mape:.1f} %, "
+                         f"Spearman {fmt(rho)} over {len(sel)} pairs")
     if a.kernels:
         k = json.load(open(a.kernels))
         lines += ["", f"## Kernels: predicted (modelled from profile {k['profile']}, {k['profile_provenance']}) vs "

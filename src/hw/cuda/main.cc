@@ -17,6 +17,7 @@
 #include <string>
 
 #include "hw/cuda/profiler_cuda.h"
+#include "hw/progress_bar.h"
 
 namespace {
 
@@ -78,41 +79,7 @@ bool parseArgs(int argc, char** argv, Args* a) {
   return true;
 }
 
-/// "[#####.....] 45% gemm m1024 n256 k512 cublas.sgemm": redrawn in place on
-/// a terminal, one line per 10% otherwise.
-class ProgressBar {
- public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled), tty_(isatty(STDERR_FILENO) != 0) {}
-
-  void update(double fraction, const std::string& what) {
-    if (!enabled_) return;
-    const int pct = static_cast<int>(fraction * 100 + 0.5);
-    if (!tty_ && pct / 10 == lastDecile_) return;
-    lastDecile_ = pct / 10;
-    const int width = 20;
-    const int filled = std::min(width, static_cast<int>(fraction * width + 0.5));
-    std::string line =
-        "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] " + std::to_string(pct) + "% " + what;
-    if (tty_) {
-      const size_t pad = lastLen_ > line.size() ? lastLen_ - line.size() : 0;
-      std::fprintf(stderr, "\r%s%s", line.c_str(), std::string(pad, ' ').c_str());
-      lastLen_ = line.size();
-    } else {
-      std::fprintf(stderr, "%s\n", line.c_str());
-    }
-    std::fflush(stderr);
-  }
-
-  void finish() {
-    if (enabled_ && tty_ && lastLen_ > 0) std::fprintf(stderr, "\n");
-  }
-
- private:
-  bool enabled_;
-  bool tty_;
-  size_t lastLen_ = 0;
-  int lastDecile_ = -1;
-};
+using cagr::hw::ProgressBar;
 
 int fail(const cagr::Status& s) {
   const std::string& m = s.message();
