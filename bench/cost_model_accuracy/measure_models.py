@@ -64,8 +64,41 @@ def graph_replay(m, args):
     return lambda *unused: g.replay()
 
 
+def ort_session(name, threads):
+    """ONNX Runtime on the committed export with every graph optimisation off:
+    it runs the ONNX ops one by one, the closest executed analogue of CAGR's
+    unoptimised plan imported with --no-patterns."""
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.intra_op_num_threads = threads
+    so.log_severity_level = 3
+    path = os.path.join(HERE, "..", "..", "zoo", "onnx", f"{name}.dynamo.onnx")
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]), ort.__version__
+
+
+def measure_ort(a):
+    records = []
+    for name in a.models.split(","):
+        sess, version = ort_session(name, torch.get_num_threads())
+        for b in [int(x) for x in a.batches.split(",")]:
+            x = models.make_inputs(name, "small", b, seed=11, multi_hot=1)
+            med, p10, p90, n = time_model(lambda *unused: sess.run(None, x), [], "cpu", a.reps, a.min_seconds)
+            rec = {"model": name, "batch": b, "device": "cpu", "median_ms": med * 1e3, "p10_ms": p10 * 1e3,
+                   "p90_ms": p90 * 1e3, "reps": n, "threads": torch.get_num_threads(), "torch": "n/a",
+                   "onnxruntime": version,
+                   "what": "measured: ONNX Runtime, all graph optimisations off, sequential, dynamo export"}
+            records.append(rec)
+            print(json.dumps(rec), flush=True)
+            if a.out:
+                with open(a.out, "w") as f:
+                    json.dump(records, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--engine", default="torch", choices=["torch", "ort"])
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--batches", default="256,4096")
     ap.add_argument("--models", default=DEFAULT_MODELS)
@@ -73,6 +106,8 @@ def main():
     ap.add_argument("--min-seconds", type=float, default=0.5)
     ap.add_argument("-o", "--out", default="")
     a = ap.parse_args()
+    if a.engine == "ort":
+        return measure_ort(a)
     if a.device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False

@@ -41,9 +41,10 @@ def fmt(x, spec=".3f"):
     return "n/a" if x is None or x != x else format(x, spec)
 
 
-def predict(cagr, profile, model, batch):
-    out = subprocess.run([cagr, "inspect", f"zoo/onnx/{model}.dynamo.onnx", "--hw", profile, "--batch", str(batch),
-                          "--json"], check=True, capture_output=True, text=True).stdout
+def predict(cagr, profile, model, batch, no_patterns=False):
+    cmd = [cagr, "inspect", f"zoo/onnx/{model}.dynamo.onnx", "--hw", profile, "--batch", str(batch), "--json"]
+    out = subprocess.run(cmd + (["--no-patterns"] if no_patterns else []), check=True, capture_output=True,
+                         text=True).stdout
     j = json.loads(out)
     return j["latency_ms"], j["latency_kind"]
 
@@ -55,6 +56,8 @@ def main():
     ap.add_argument("--measured", required=True)
     ap.add_argument("--kernels", default="")
     ap.add_argument("--title", default="Cost-model accuracy")
+    ap.add_argument("--no-patterns", action="store_true", help="predict the graph as exported (no Interaction/FM/CIN)")
+    ap.add_argument("--engine-label", default="PyTorch eager")
     ap.add_argument("--command", default="")
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args()
@@ -65,16 +68,17 @@ def main():
     rows = []
     kind = ""
     for r in measured:
-        p, kind = predict(a.cagr, a.profile, r["model"], r["batch"])
+        p, kind = predict(a.cagr, a.profile, r["model"], r["batch"], a.no_patterns)
         rows.append((r, p))
     where = measured[0].get("gpu", "host CPU, %d threads" % measured[0]["threads"]) if measured else "?"
-    refs = [("median_ms", "PyTorch eager")]
+    refs = [("median_ms", a.engine_label)]
     if any("graph_median_ms" in r for r in measured):
         refs.append(("graph_median_ms", "the same ops replayed from a CUDA Graph"))
     lines += [f"## Whole models: predicted ({kind}) vs measured on {where}",
-              "", f"Measured with PyTorch {measured[0]['torch'] if measured else ''}, small zoo variants, one-hot bags;"
-              " predicted = `cagr inspect zoo/onnx/MODEL.dynamo.onnx --hw PROFILE --batch N` (unoptimised plan, one"
-              " kernel per HIR op, one stream).", ""]
+              "", f"{measured[0]['what'].capitalize() if measured else ''};"
+              " predicted = `cagr inspect zoo/onnx/MODEL.dynamo.onnx --hw PROFILE --batch N"
+              f"{' --no-patterns' if a.no_patterns else ''}` (unoptimised plan, one kernel per HIR op, one stream).",
+              ""]
     header = "| model | batch | predicted ms |" + "".join(f" {label} ms | error % |" for _, label in refs)
     lines += [header, "|---|---|---|" + "---|---|" * len(refs)]
     for r, p in rows:

@@ -9,12 +9,13 @@
 
 #include "cagr/hw.h"
 #include "cagr/status.h"
+#include "hw/validation.h"
 
 namespace cagr {
 
 struct ProfilerOptions {
   double budgetSeconds = 90;  // wall-time budget the benchmark plan is scaled to
-  bool quick = false;         // fewer shapes and samples (<= ~15 s; tests, smoke runs)
+  bool quick = false;         // fewer shapes and samples (<= ~15 s; tests, smoke runs; validate: <= ~5 s)
   int threads = 0;            // 0: all online CPUs
 };
 
@@ -38,5 +39,12 @@ using ProfileProgress = std::function<void(double fraction, const std::string& w
 /// Sets the OpenMP and OpenBLAS thread counts (process-wide) to the threads used.
 StatusOr<HardwareProfile> profileCpu(const ProfilerOptions& opts, const ProfileProgress& progress,
                                      ProfilerRunInfo* info = nullptr);
+
+/// `cagr profile --target cpu --validate`: times held-out GEMMs (every CPU
+/// kernel), gathers, streaming elementwise and row reductions at shapes and
+/// sizes that profileCpu's fit never uses, with the same timing harness and
+/// thread settings; each record counts flops and bytes as cost_rules.cc does.
+/// opts.quick: a few small shapes (tests). `progress` may be empty.
+StatusOr<hw::ValidationRun> validateCpu(const ProfilerOptions& opts, const ProfileProgress& progress);
 
 }  // namespace cagr

@@ -1,35 +1,21 @@
 // profileCpu: plans the micro-benchmarks against the time budget, runs them
 // with progress reports, and hands the results to the profile assembly
-// (profiler_assemble.cc).
+// (profiler_assemble.cc). Also the step plumbing (bench_steps.h) that the
+// held-out run (validate_cpu.cc) shares.
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 
+#include "hw/bench_steps.h"
 #include "hw/microbench.h"
 #include "hw/own_kernels.h"
 #include "hw/profiler.h"
 #include "hw/profiler_results.h"
 
 namespace cagr {
-namespace {
+namespace hw {
 
-using hw::GemmKernel;
-using hw::TimingPlan;
-
-struct Step {
-  std::string what;
-  TimingPlan plan;
-  std::function<Status(const TimingPlan&)> run;
-};
-
-double loadAverage() {
-  std::ifstream in("/proc/loadavg");
-  double v = -1;
-  if (in) in >> v;
-  return v;
-}
-
-TimingPlan planFor(bool quick, double targetS) {
+TimingPlan stepPlan(bool quick, double targetS) {
   TimingPlan p;
   p.targetS = targetS;
   p.minSamples = 3;
@@ -38,9 +24,60 @@ TimingPlan planFor(bool quick, double targetS) {
   return p;
 }
 
+double loadAverage() {
+  std::ifstream in("/proc/loadavg");
+  double v = -1;
+  if (in) in >> v;
+  return v;
+}
+
+Status runSteps(std::vector<BenchStep>& steps, double budgetS, double start, const ProfileProgress& progress,
+                const std::string& tool) {
+  double total = 0;
+  for (const BenchStep& s : steps) total += std::max(s.plan.targetS, 0.05);
+  double done = 0;
+  for (BenchStep& s : steps) {
+    if (progress) progress(std::min(done / total, 1.0), s.what);
+    TimingPlan plan = s.plan;
+    // Over budget: keep every benchmark (each class needs samples) but at
+    // the minimum sample count.
+    if (nowSeconds() - start > 0.85 * budgetS) plan.targetS = 0;
+    CAGR_RETURN_IF_ERROR(s.run(plan).withContext(tool + ": " + s.what));
+    done += std::max(s.plan.targetS, 0.05);
+  }
+  if (progress) progress(1.0, "done");
+  return Status::ok();
+}
+
+Status checkProfilerOptions(const ProfilerOptions& opts, const std::string& tool) {
+  if (!(opts.budgetSeconds > 0) || !std::isfinite(opts.budgetSeconds)) {
+    return invalidArgument(tool + ": --budget must be a positive number of seconds");
+  }
+  if (opts.threads < 0) return invalidArgument(tool + ": --threads must be >= 0");
+  return Status::ok();
+}
+
+int applyKernelThreads(const ProfilerOptions& opts, const MachineInfo& machine) {
+  const int threads = opts.threads > 0 ? opts.threads : machine.onlineCpus;
+  setKernelThreads(threads);
+  return threads;
+}
+
+}  // namespace hw
+
+namespace {
+
+using hw::BenchStep;
+using hw::GemmKernel;
+using hw::TimingPlan;
+
+TimingPlan planFor(bool quick, double targetS) {
+  return hw::stepPlan(quick, targetS);
+}
+
 /// GEMMs grouped by kernel (one library's threads at a time), then the
 /// 1x1x1 dispatch probes and the empty parallel region.
-void planGemm(std::vector<Step>& steps, hw::ProfileResults& r, hw::GemmBuffers& buf, bool quick, double gemmS,
+void planGemm(std::vector<BenchStep>& steps, hw::ProfileResults& r, hw::GemmBuffers& buf, bool quick, double gemmS,
               double launchS) {
   const std::vector<hw::GemmShape> shapes = hw::gemmShapes(quick);
   const std::vector<GemmKernel> kernels = hw::allGemmKernels();
@@ -72,7 +109,7 @@ void planGemm(std::vector<Step>& steps, hw::ProfileResults& r, hw::GemmBuffers& 
 
 /// Buffer setup, gathers, the streaming kernel per cache level and in DRAM,
 /// STREAM copy/triad and the row reduction.
-void planMemory(std::vector<Step>& steps, hw::ProfileResults& r, std::unique_ptr<hw::MemoryBench>& mem, bool quick,
+void planMemory(std::vector<BenchStep>& steps, hw::ProfileResults& r, std::unique_ptr<hw::MemoryBench>& mem, bool quick,
                 double memS) {
   steps.push_back({"setup memory buffer", planFor(quick, 0), [&r, &mem, quick](const TimingPlan&) -> Status {
                      CAGR_ASSIGN_OR_RETURN(mem, hw::MemoryBench::create(r.machine.llcBytes(), quick));
@@ -114,38 +151,17 @@ void planMemory(std::vector<Step>& steps, hw::ProfileResults& r, std::unique_ptr
                    }});
 }
 
-Status runSteps(std::vector<Step>& steps, double budgetS, double start, const ProfileProgress& progress) {
-  double total = 0;
-  for (const Step& s : steps) total += std::max(s.plan.targetS, 0.05);
-  double done = 0;
-  for (Step& s : steps) {
-    if (progress) progress(std::min(done / total, 1.0), s.what);
-    TimingPlan plan = s.plan;
-    // Over budget: keep every benchmark (each class needs samples) but at
-    // the minimum sample count.
-    if (hw::nowSeconds() - start > 0.85 * budgetS) plan.targetS = 0;
-    CAGR_RETURN_IF_ERROR(s.run(plan).withContext("cagr profile: " + s.what));
-    done += std::max(s.plan.targetS, 0.05);
-  }
-  if (progress) progress(1.0, "done");
-  return Status::ok();
-}
-
 }  // namespace
 
 StatusOr<HardwareProfile> profileCpu(const ProfilerOptions& opts, const ProfileProgress& progress,
                                      ProfilerRunInfo* info) {
-  if (!(opts.budgetSeconds > 0) || !std::isfinite(opts.budgetSeconds)) {
-    return invalidArgument("cagr profile: --budget must be a positive number of seconds");
-  }
-  if (opts.threads < 0) return invalidArgument("cagr profile: --threads must be >= 0");
+  CAGR_RETURN_IF_ERROR(hw::checkProfilerOptions(opts, "cagr profile"));
   const double start = hw::nowSeconds();
   hw::ProfileResults r;
   r.machine = hw::readMachineInfo();
   r.quick = opts.quick;
-  r.threads = opts.threads > 0 ? opts.threads : r.machine.onlineCpus;
-  r.loadAtStart = loadAverage();
-  hw::setKernelThreads(r.threads);
+  r.threads = hw::applyKernelThreads(opts, r.machine);
+  r.loadAtStart = hw::loadAverage();
 
   // Planned benchmark time is half the budget; warm-ups, buffer set-up and
   // the calls that cannot be cut below three samples take the rest.
@@ -153,13 +169,13 @@ StatusOr<HardwareProfile> profileCpu(const ProfilerOptions& opts, const ProfileP
   const double planned = 0.5 * budget;
   hw::GemmBuffers gemmBuf = hw::makeGemmBuffers(hw::gemmShapes(opts.quick));
   std::unique_ptr<hw::MemoryBench> mem;
-  std::vector<Step> steps;
+  std::vector<BenchStep> steps;
   planGemm(steps, r, gemmBuf, opts.quick, 0.55 * planned, 0.1 * planned);
   planMemory(steps, r, mem, opts.quick, 0.35 * planned);
-  CAGR_RETURN_IF_ERROR(runSteps(steps, budget, start, progress));
+  CAGR_RETURN_IF_ERROR(hw::runSteps(steps, budget, start, progress, "cagr profile"));
   mem.reset();
 
-  r.loadAtEnd = loadAverage();
+  r.loadAtEnd = hw::loadAverage();
   r.seconds = hw::nowSeconds() - start;
   return hw::assembleProfile(r, info);
 }

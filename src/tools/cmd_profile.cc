@@ -2,9 +2,12 @@
 // micro-benchmarks (progress bar on stderr) and writes a "measured"
 // hardware profile; prints a short summary, every figure labelled
 // "measured on <host>" (or "computed" for the theoretical peak).
+// cagr profile --target cpu --validate -o v.json: times held-out kernels and
+// shapes instead (cagr-validation-1 records for cagr_bench_kernel_accuracy).
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include "cagr/hw.h"
@@ -19,6 +22,7 @@ struct ProfileArgs {
   std::string target = "cpu";
   std::string out;
   bool quick = false;
+  bool validate = false;
   double budget = 90;
   int threads = 0;
   bool json = false;
@@ -97,6 +101,31 @@ void printSummary(const HardwareProfile& p, const ProfilerRunInfo& info, const P
   if (!a.out.empty()) std::printf("wrote %s\n", a.out.c_str());
 }
 
+/// Without -o, the records go to stdout (nothing else); with -o, a table
+/// (or, with --json, the records) follows the file.
+int runValidate(const ProfileArgs& a, const ProfilerOptions& opts) {
+  ProgressBar bar(!a.quiet);
+  auto run = validateCpu(opts, [&bar](double f, const std::string& what) { bar.update(f, what); });
+  bar.finish();
+  if (!run.isOk()) return fail(run.status());
+  const std::string text = hw::validationToJson(*run);
+  if (a.out.empty() || a.json) std::fputs(text.c_str(), stdout);
+  if (a.out.empty()) return 0;
+  std::ofstream out(a.out, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return fail(notFound("cagr profile --validate: cannot write '" + a.out + "'"));
+  if (a.json) return 0;
+  std::printf("cagr profile --target cpu --validate: %zu held-out records, measured on %s\n", run->records.size(),
+              run->measuredOn.c_str());
+  for (const hw::ValidationRecord& r : run->records) {
+    std::printf("  %-18s %-14s %-44s %12.2f us  spread %5.1f%%\n", r.kernel.c_str(), r.shapeClass.c_str(),
+                r.config.substr(0, 44).c_str(), r.measuredS * 1e6, 100 * r.spread);
+  }
+  std::printf("wrote %s\n", a.out.c_str());
+  return 0;
+}
+
 int runProfile(const ProfileArgs& a) {
   if (a.target == "cuda") return fail(unsupported("cagr profile --target cuda: this build has no CUDA support"));
   if (a.target != "cpu") {
@@ -106,6 +135,7 @@ int runProfile(const ProfileArgs& a) {
   opts.quick = a.quick;
   opts.budgetSeconds = a.budget;
   opts.threads = a.threads;
+  if (a.validate) return runValidate(a, opts);
   ProgressBar bar(!a.quiet);
   ProfilerRunInfo info;
   auto p = profileCpu(
@@ -131,7 +161,10 @@ void addProfile(CLI::App& app, int& exitCode) {
   CLI::App* cmd = app.add_subcommand("profile", "measure this machine and write a hardware profile (JSON)");
   cmd->add_option("--target", args->target, "cpu (cuda: not in this build)")->required();
   cmd->add_option("-o,--output", args->out, "write the measured profile here (e.g. hw.json)");
-  cmd->add_flag("--quick", args->quick, "fewer shapes and samples (about 15 s)");
+  cmd->add_flag("--quick", args->quick, "fewer shapes and samples (about 15 s; with --validate about 3 s)");
+  cmd->add_flag("--validate", args->validate,
+                "time held-out kernels and shapes (none used by the profile fit) and write cagr-validation-1 "
+                "records instead of a profile");
   cmd->add_option("--budget", args->budget, "time budget in seconds for the full run (default 90)");
   cmd->add_option("--threads", args->threads, "threads to benchmark with (default: all online CPUs)");
   cmd->add_flag("--json", args->json, "print the summary as one JSON object");

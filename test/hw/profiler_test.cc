@@ -6,10 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -342,6 +344,106 @@ TEST(ProfileCli, QuickJsonRunWritesALoadableProfile) {
   auto p = loadProfile(out.string());
   ASSERT_TRUE(p.isOk()) << p.status().message();
   EXPECT_TRUE(p->isMeasured());
+  fs::remove(out);
+}
+
+// ------------------------------------------------------------------ validate
+
+bool isProfileGemmShape(const GemmShape& s) {
+  for (bool quick : {false, true}) {
+    for (const GemmShape& p : hw::gemmShapes(quick))
+      if (p.m == s.m && p.k == s.k && p.n == s.n) return true;
+  }
+  return false;
+}
+
+/// One record: positive timing, a class the profile writes for its kernel,
+/// and (GEMMs) the cost_rules.cc count at a shape the profile fit never saw.
+void checkValidationRecord(const hw::ValidationRecord& r) {
+  static const std::map<std::string, std::string> kFamilyOf = {
+      {"openblas.sgemm", "gemm."}, {"onednn.matmul", "gemm."},  {"onednn.matmul_relu", "gemm."}, {"own.gemm", "gemm."},
+      {"own.gather", "gather."},   {"own.eltwise", "eltwise."}, {"own.reduce", "reduce."}};
+  static const std::set<std::string> kClasses = {"gemm.tiny",      "gemm.small",     "gemm.medium",
+                                                 "gemm.large",     "gemm.skinny",    "gather.zipf",
+                                                 "gather.uniform", "eltwise.stream", "reduce.rows"};
+  SCOPED_TRACE(r.kernel + " " + r.shapeClass + " " + r.config);
+  ASSERT_TRUE(kFamilyOf.count(r.kernel));
+  EXPECT_TRUE(kClasses.count(r.shapeClass));
+  EXPECT_EQ(r.shapeClass.rfind(kFamilyOf.at(r.kernel), 0), 0u);
+  EXPECT_GT(r.measuredS, 0);
+  EXPECT_GT(r.samples, 0);
+  EXPECT_GE(r.spread, 0);
+  EXPECT_GT(r.bytes, 0);
+  EXPECT_FALSE(r.config.empty());
+  if (kFamilyOf.at(r.kernel) != "gemm.") {
+    EXPECT_EQ(r.m + r.n + r.k, 0);
+    return;
+  }
+  const double m = static_cast<double>(r.m), n = static_cast<double>(r.n), k = static_cast<double>(r.k);
+  const bool bias = r.kernel == "onednn.matmul_relu";
+  EXPECT_EQ(r.shapeClass, gemmShapeClass(m, n, k));
+  EXPECT_DOUBLE_EQ(r.flops, 2 * m * n * k + (bias ? m * n : 0));
+  EXPECT_DOUBLE_EQ(r.bytes, 4 * (m * k + k * n + m * n + (bias ? n : 0)));
+  EXPECT_FALSE(isProfileGemmShape({r.m, r.k, r.n})) << "held-out shape is in the profile's fit";
+}
+
+TEST(ValidateCpu, QuickRunYieldsHeldOutRecordsThatParseAsValidationJson) {
+  ProfilerOptions opts;
+  opts.quick = true;
+  std::vector<double> progress;
+  auto run = validateCpu(opts, [&progress](double f, const std::string&) { progress.push_back(f); });
+  ASSERT_TRUE(run.isOk()) << run.status().message();
+  ASSERT_FALSE(run->records.empty());
+  std::set<std::string> kernels, classes;
+  for (const hw::ValidationRecord& r : run->records) {
+    checkValidationRecord(r);
+    kernels.insert(r.kernel);
+    classes.insert(r.shapeClass);
+  }
+  for (const char* k : {"openblas.sgemm", "onednn.matmul", "onednn.matmul_relu", "own.gemm", "own.gather",
+                        "own.eltwise", "own.reduce"}) {
+    EXPECT_TRUE(kernels.count(k)) << k;
+  }
+  for (const char* c : {"gather.uniform", "gather.zipf", "eltwise.stream", "reduce.rows"})
+    EXPECT_TRUE(classes.count(c));
+  ASSERT_FALSE(progress.empty());
+  EXPECT_TRUE(std::is_sorted(progress.begin(), progress.end()));
+  EXPECT_DOUBLE_EQ(progress.back(), 1.0);
+
+  auto j = nlohmann::json::parse(hw::validationToJson(*run), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["schema"], "cagr-validation-1");
+  EXPECT_EQ(j["provenance"], "measured");
+  EXPECT_EQ(j["tool"].get<std::string>().rfind("cagr profile --target cpu --validate", 0), 0u);
+  EXPECT_FALSE(j["measured_on"].get<std::string>().empty());
+  EXPECT_FALSE(j["date"].get<std::string>().empty());
+  for (const char* lib : {"openblas", "onednn", "compiler"}) EXPECT_TRUE(j["libraries"].contains(lib)) << lib;
+  ASSERT_EQ(j["records"].size(), run->records.size());
+  for (const auto& r : j["records"]) {
+    for (const char* key : {"kernel", "shape_class", "config", "flops", "bytes", "measured_s", "spread", "samples"})
+      EXPECT_TRUE(r.contains(key)) << key;
+  }
+}
+
+TEST(ValidateCpu, RejectsBadOptions) {
+  ProfilerOptions opts;
+  opts.budgetSeconds = -1;
+  auto r = validateCpu(opts, nullptr);
+  ASSERT_FALSE(r.isOk());
+  EXPECT_NE(r.status().message().find("--budget"), std::string::npos);
+}
+
+TEST(ProfileCli, QuickValidateWritesValidationRecords) {
+  namespace fs = std::filesystem;
+  const fs::path out = fs::temp_directory_path() / ("cagr_validate_" + std::to_string(::getpid()) + ".json");
+  CliResult r = cagrCli("profile --target cpu --validate --quick --budget 1 --quiet -o " + out.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("held-out records"), std::string::npos) << r.out;
+  std::ifstream in(out);
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["schema"], "cagr-validation-1");
+  EXPECT_FALSE(j["records"].empty());
   fs::remove(out);
 }
 
