@@ -128,13 +128,23 @@ Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, 
   e.bytesPerS = gather ? bw * 0.5 / std::max(1.0, hw.traits.irregularGatherPenalty) : bw * 0.8;
   e.overheadS = launch;
   const KernelEfficiency* k = hw.efficiency(kernel, shapeClass);
+  bool gemm = shapeClass.rfind("gemm.", 0) == 0;
   if (k != nullptr && k->shapeClass == shapeClass) {
-    if (k->flopsPerS > 0) e.flopsPerS = k->flopsPerS;
+    // A streaming class's FLOP rate was measured while bound by memory: it is
+    // not a compute ceiling, so only GEMM classes take their measured FLOP/s.
+    if (k->flopsPerS > 0 && gemm) e.flopsPerS = k->flopsPerS;
     if (k->bytesPerS > 0) e.bytesPerS = k->bytesPerS;
     if (k->overheadS > 0) e.overheadS = k->overheadS;
     e.measured = k->samples > 0;
   }
   return e;
+}
+
+double cacheBandwidthFor(const HardwareProfile& hw, double workingSetBytes) {
+  for (size_t i = 0; i + 1 < hw.memory.size(); ++i) {  // the last level is device memory
+    if (workingSetBytes <= hw.memory[i].sizeBytes.value) return hw.memory[i].bandwidth.value;
+  }
+  return 0;
 }
 
 double internalTraffic(const Graph& g, const GraphStats& stats, const std::vector<char>& member) {

@@ -28,6 +28,10 @@ std::string gemmShapeClass(double m, double n, double k);
 /// fraction of peak / bandwidth from the platform traits.
 Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass);
 
+/// Bandwidth of the smallest cache level (not device memory) that holds
+/// `workingSetBytes`, or 0 when none does.
+double cacheBandwidthFor(const HardwareProfile& hw, double workingSetBytes);
+
 /// Bytes written by group members and read only inside the group.
 double internalTraffic(const Graph& g, const GraphStats& stats, const std::vector<char>& member);
 /// Number of reductions inside a group (each adds a synchronisation).

@@ -33,8 +33,15 @@ KernelEstimate RooflineCostModel::price(const std::string& kernel, const std::st
   e.shapeClass = shapeClass;
   if (kernel == "view") return e;  // metadata only: no kernel, no launch
   Efficiency eff = effectiveRates(hw_, kernel, shapeClass);
+  double bytes = c.bytesRead + c.bytesWritten;
+  // A streaming kernel whose whole working set fits in a cache level runs at
+  // that level's bandwidth, not device memory's (gathers and GEMMs keep their
+  // measured class rates: their reuse is already in them).
+  if (shapeClass == "eltwise.stream" || shapeClass == "reduce.rows") {
+    eff.bytesPerS = std::max(eff.bytesPerS, cacheBandwidthFor(hw_, bytes));
+  }
   e.computeS = eff.flopsPerS > 0 ? c.flops / eff.flopsPerS : 0;
-  e.memoryS = eff.bytesPerS > 0 ? (c.bytesRead + c.bytesWritten) / eff.bytesPerS : 0;
+  e.memoryS = eff.bytesPerS > 0 ? bytes / eff.bytesPerS : 0;
   e.launchS = eff.overheadS;
   e.seconds = std::max(e.computeS, e.memoryS) + e.launchS;
   if (e.launchS >= std::max(e.computeS, e.memoryS)) {

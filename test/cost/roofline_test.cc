@@ -103,6 +103,17 @@ TEST(Roofline, PeakMemoryCountsWeightsAndLiveActivations) {
   EXPECT_EQ(est->peakMemoryBytes, 2 * 100 * 256 * 4);  // x and h live while relu runs; h and y after
 }
 
+TEST(Roofline, StreamingKernelsThatFitInCacheRunAtCacheBandwidth) {
+  HardwareProfile hw = roundProfile();
+  hw.memory.insert(hw.memory.begin(), MemoryLevel{"L2", {1e6, "test"}, {1e12, "test"}});
+  RooflineCostModel m(hw);
+  OpCounts small{0, 4e5, 4e5}, large{0, 4e7, 4e7};
+  EXPECT_NEAR(m.price("own.eltwise", "eltwise.stream", small).memoryS, 8e5 / 1e12, 1e-15);
+  EXPECT_NEAR(m.price("own.eltwise", "eltwise.stream", large).memoryS, 8e7 / (1e11 * 0.8), 1e-12);
+  // Gathers keep their class rate even when small.
+  EXPECT_NEAR(m.price("own.gather", "gather.uniform", small).memoryS, 8e5 / (1e11 * 0.5), 1e-12);
+}
+
 TEST(Roofline, RooflinePositionSaturatesAtTheRidgePoint) {
   HardwareProfile hw = roundProfile();  // ridge at 10 FLOP/B
   EXPECT_DOUBLE_EQ(rooflinePosition(1.0, hw), 0.1);
