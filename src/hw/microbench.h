@@ -41,6 +41,11 @@ Timing timeIt(const std::function<void()>& fn, const TimingPlan& plan);
 
 /// q-quantile (0..1) of `v` by linear interpolation; 0 for an empty vector.
 double quantile(std::vector<double> v, double q);
+/// Current time as ISO 8601 UTC ("2026-11-29T21:40:00Z"), for profile dates.
+std::string isoNow();
+/// printf into a std::string (profile and record sources).
+std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+
 /// Rate of `work` per second net of a fixed per-call `overhead`: the cost
 /// model adds overhead_s on top of work / rate, so fitted rates must not
 /// include it (capped so a noisy overhead never makes the rate explode).

@@ -1,4 +1,7 @@
 // Timing harness and machine facts (/proc/cpuinfo, /proc/meminfo, sysfs caches).
+#include <cstdarg>
+#include <cstdio>
+#include <ctime>
 #include <unistd.h>
 
 #include <algorithm>
@@ -202,6 +205,27 @@ MachineInfo readMachineInfo() {
 double netRate(double work, double seconds, double overhead) {
   if (seconds <= 0) return 0;
   return work / std::max(seconds - overhead, 0.1 * seconds);
+}
+
+std::string isoNow() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string fmt(const char* f, ...) {
+  va_list ap, again;
+  va_start(ap, f);
+  va_copy(again, ap);
+  int n = std::vsnprintf(nullptr, 0, f, ap);
+  va_end(ap);
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, f, again);
+  va_end(again);
+  return out;
 }
 
 }  // namespace cagr::hw

@@ -30,14 +30,6 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr double kZipfA = 1.1;  // the profile's skew (microbench_memory.cc)
 constexpr const char* kTool = "cagr profile --target cpu --validate";
 
-std::string isoNow() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string mib(double bytes) {
   char b[32];
@@ -258,7 +250,7 @@ StatusOr<hw::ValidationRun> validateCpu(const ProfilerOptions& opts, const Profi
   run.tool = std::string(kTool) + (opts.quick ? " --quick" : "") +
              (opts.threads > 0 ? " --threads " + std::to_string(opts.threads) : "");
   run.measuredOn = machine.hostname + " (" + machine.cpuModel + ")";
-  run.date = isoNow();
+  run.date = hw::isoNow();
   for (const auto& [name, version] : hw::kernelLibraryVersions()) run.libraries[name] = version;
 
   // Planned benchmark time is 60% of the budget; warm-ups, set-up and the

@@ -55,15 +55,6 @@ std::string humanBytes(double bytes) {
   return buf;
 }
 
-std::string fmt(const char* f, ...) {
-  char buf[2048];
-  va_list ap;
-  va_start(ap, f);
-  std::vsnprintf(buf, sizeof(buf), f, ap);
-  va_end(ap);
-  return buf;
-}
-
 namespace {
 
 /// RAII pair of CUDA events.

@@ -90,6 +90,6 @@ StatusOr<hw::Timing> timeWall(const GpuWork& work, const GpuTimingPlan& plan);
 std::string humanBytes(double bytes);
 
 /// printf into a std::string.
-std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+using hw::fmt;
 
 }  // namespace cagr::cuda

@@ -96,14 +96,6 @@ std::vector<std::pair<std::string, std::string>> cudaLibraries(const DeviceFacts
   return out;
 }
 
-std::string isoNow() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 GpuTimingPlan planFor(bool quick, double targetS) {
   GpuTimingPlan p;

@@ -56,6 +56,6 @@ Status runSteps(std::vector<Step>& steps, double budgetS, double start, const Pr
 std::vector<std::pair<std::string, std::string>> cudaLibraries(const DeviceFacts& dev, const GemmBench& gemm);
 
 /// ISO 8601 UTC time now.
-std::string isoNow();
+using hw::isoNow;
 
 }  // namespace cagr::cuda
