@@ -3,6 +3,7 @@
 // (measured). Every number carries where it came from.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,6 +39,17 @@ struct MatrixUnit {
   bool operator==(const MatrixUnit&) const = default;
 };
 
+/// One point of a GEMM rate curve: a call of `flops` FLOPs ran at
+/// `flopsPerS` FLOP/s, net of the kernel's fixed overhead (hw::netRate).
+struct RatePoint {
+  double flops = 0;
+  double flopsPerS = 0;
+  bool operator==(const RatePoint&) const = default;
+};
+
+/// Most points a rate curve may hold.
+inline constexpr size_t kMaxCurvePoints = 64;
+
 /// Measured (or defaulted) efficiency of one kernel implementation on one
 /// shape class: achieved FLOP/s and bytes/s, and its fixed overhead.
 struct KernelEfficiency {
@@ -48,7 +60,18 @@ struct KernelEfficiency {
   double overheadS = 0;     // fixed cost per call (launch / dispatch)
   int samples = 0;          // measurements behind the fit (0: default from traits)
   std::string source;       // "measured ..." or "default: ..."
+  /// Optional GEMM rate curve: measured (FLOPs per call, FLOP/s net of
+  /// overheadS) points, strictly increasing in FLOPs, at most
+  /// kMaxCurvePoints. When present the cost model reads the FLOP rate of a
+  /// call off it (rateAt) instead of the class-wide flopsPerS.
+  std::vector<RatePoint> curve;
   bool operator==(const KernelEfficiency&) const = default;
+
+  /// Net FLOP/s at `flopsPerCall` from `curve`: piecewise-linear in
+  /// log(flops) -> log(rate) between the two nearest points, clamped to the
+  /// end points outside them; flopsPerS when the curve is empty or
+  /// flopsPerCall <= 0.
+  double rateAt(double flopsPerCall) const;
 };
 
 /// Platform traits the cost model and the rewrite legality checks read.
@@ -122,10 +145,19 @@ inline constexpr int kProfileSchemaVersion = 1;
 ///            spill_risk (0..1), irregular_gather_penalty (>= 1), vector_width_bits,
 ///            fuse_alpha, fuse_beta, fuse_gamma, run_to_run_variance, source}  optional
 ///   efficiencies: [{kernel, shape_class, flops_per_s, bytes_per_s, overhead_s,
-///                   samples, source}]                   optional
+///                   samples, source, curve}]            optional
+///     curve: [[flops_per_call, net_flops_per_s], ...]   optional, GEMM rate curve:
+///            1..64 points, both numbers > 0, flops strictly increasing; rates
+///            net of overhead_s (see KernelEfficiency::curve)
 /// Unknown keys are errors (they are usually typos). Every Sourced value is > 0.
 StatusOr<HardwareProfile> parseProfile(const std::string& jsonText, const std::string& sourceName);
 StatusOr<HardwareProfile> loadProfile(const std::string& path);
+/// A valid rate curve from measured points (any order): sorted by FLOPs,
+/// points of equal FLOPs merged (geometric mean of their rates), points with a
+/// non-positive or non-finite value dropped, thinned evenly (ends kept) to at
+/// most kMaxCurvePoints.
+std::vector<RatePoint> makeRateCurve(std::vector<RatePoint> points);
+
 /// Serialises (round-trips through parseProfile).
 std::string profileToJson(const HardwareProfile& p);
 /// Writes profileToJson(p) after checking that it parses back.

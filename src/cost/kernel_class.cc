@@ -113,7 +113,8 @@ std::pair<std::string, std::string> classifyKernel(const HardwareProfile& hw, co
   return {bestKernelFor(hw, "eltwise.stream", "own.eltwise"), "eltwise.stream"};
 }
 
-Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass) {
+Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass,
+                          double flopsPerCall) {
   Efficiency e;
   double peak = hw.peak("fp32"), bw = hw.dramBandwidth();
   double launch = hw.launchLatencyS.value;
@@ -135,6 +136,17 @@ Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, 
     if (k->flopsPerS > 0 && gemm) e.flopsPerS = k->flopsPerS;
     if (k->bytesPerS > 0) e.bytesPerS = k->bytesPerS;
     if (k->overheadS > 0) e.overheadS = k->overheadS;
+    // Within a class the achieved rate still varies several-fold with size:
+    // a measured curve prices this call at its own FLOP count.
+    // The curve's rates are whole-call rates of real GEMMs (their memory
+    // traffic is in them), and the entry's bytes_per_s is only bytes / time
+    // of mostly compute-bound shapes (well under 1 GB/s for large CPU GEMMs),
+    // not a bandwidth ceiling: with a curve the memory term uses device
+    // bandwidth, so only a genuinely memory-starved call is memory-bound.
+    if (gemm && !k->curve.empty() && flopsPerCall > 0) {
+      e.flopsPerS = k->rateAt(flopsPerCall);
+      e.bytesPerS = std::max(e.bytesPerS, bw);
+    }
     e.measured = k->samples > 0;
   }
   return e;

@@ -25,8 +25,12 @@ std::pair<std::string, std::string> classifyKernel(const HardwareProfile& hw, co
 std::string gemmShapeClass(double m, double n, double k);
 
 /// Rates for (kernel, class): the profile's entry when it has one, else a
-/// fraction of peak / bandwidth from the platform traits.
-Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass);
+/// fraction of peak / bandwidth from the platform traits. For a GEMM class
+/// whose entry carries a rate curve and a call of `flopsPerCall` > 0 FLOPs,
+/// the FLOP rate is read off the curve (KernelEfficiency::rateAt) instead of
+/// the class-wide flops_per_s.
+Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass,
+                          double flopsPerCall = 0);
 
 /// Bandwidth of the smallest cache level (not device memory) that holds
 /// `workingSetBytes`, or 0 when none does.

@@ -1,6 +1,7 @@
 // RooflineCostModel: T = max(FLOPs / FLOPSeff(k,H), Bytes / BWeff(k,H)) + T_launch
 // with FLOPSeff / BWeff from the profile's efficiency table (measured where
-// `cagr profile` ran, datasheet fractions elsewhere). All output is modelled.
+// `cagr profile` ran, datasheet fractions elsewhere; a GEMM entry with a rate
+// curve gives FLOPSeff at the call's own FLOP count). All output is modelled.
 #include <algorithm>
 #include <cmath>
 
@@ -32,7 +33,7 @@ KernelEstimate RooflineCostModel::price(const std::string& kernel, const std::st
   e.kernel = kernel;
   e.shapeClass = shapeClass;
   if (kernel == "view") return e;  // metadata only: no kernel, no launch
-  Efficiency eff = effectiveRates(hw_, kernel, shapeClass);
+  Efficiency eff = effectiveRates(hw_, kernel, shapeClass, c.flops);
   double bytes = c.bytesRead + c.bytesWritten;
   // A streaming kernel whose whole working set fits in a cache level runs at
   // that level's bandwidth, not device memory's (gathers and GEMMs keep their

@@ -56,6 +56,40 @@ const KernelEfficiency* HardwareProfile::efficiency(const std::string& kernel,
   return sameKernel;
 }
 
+double KernelEfficiency::rateAt(double flopsPerCall) const {
+  if (curve.empty() || !(flopsPerCall > 0)) return flopsPerS;
+  if (flopsPerCall <= curve.front().flops) return curve.front().flopsPerS;
+  if (flopsPerCall >= curve.back().flops) return curve.back().flopsPerS;
+  auto hi = std::upper_bound(curve.begin(), curve.end(), flopsPerCall,
+                             [](double f, const RatePoint& p) { return f < p.flops; });
+  auto lo = hi - 1;  // lo->flops <= flopsPerCall < hi->flops
+  double t = (std::log(flopsPerCall) - std::log(lo->flops)) / (std::log(hi->flops) - std::log(lo->flops));
+  return std::exp(std::log(lo->flopsPerS) + t * (std::log(hi->flopsPerS) - std::log(lo->flopsPerS)));
+}
+
+std::vector<RatePoint> makeRateCurve(std::vector<RatePoint> points) {
+  std::erase_if(points, [](const RatePoint& p) {
+    return !(p.flops > 0 && p.flopsPerS > 0 && std::isfinite(p.flops) && std::isfinite(p.flopsPerS));
+  });
+  std::sort(points.begin(), points.end(),
+            [](const RatePoint& a, const RatePoint& b) { return a.flops < b.flops; });
+  std::vector<RatePoint> merged;
+  for (size_t i = 0; i < points.size();) {
+    size_t j = i;
+    double logSum = 0;
+    for (; j < points.size() && points[j].flops == points[i].flops; ++j) logSum += std::log(points[j].flopsPerS);
+    merged.push_back({points[i].flops, j - i == 1 ? points[i].flopsPerS : std::exp(logSum / static_cast<double>(j - i))});
+    i = j;
+  }
+  if (merged.size() <= kMaxCurvePoints) return merged;
+  std::vector<RatePoint> thinned;
+  const double step = static_cast<double>(merged.size() - 1) / static_cast<double>(kMaxCurvePoints - 1);
+  for (size_t i = 0; i < kMaxCurvePoints; ++i) {
+    thinned.push_back(merged[static_cast<size_t>(std::lround(static_cast<double>(i) * step))]);
+  }
+  return thinned;
+}
+
 StatusOr<HardwareProfile> loadProfile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {

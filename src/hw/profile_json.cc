@@ -251,6 +251,35 @@ Status readTraits(const Reader& r, const Json& root, HardwareProfile* p) {
   return r.readSource(*j, path, &t.source);
 }
 
+/// efficiencies[i].curve: [[flops_per_call, net_flops_per_s], ...], 1..64
+/// points, both positive, flops strictly increasing.
+Status readCurve(const Reader& r, const Json& e, const std::string& path, std::vector<RatePoint>* out) {
+  const Json* j = nullptr;
+  CAGR_RETURN_IF_ERROR(r.member(e, path, "curve", false, &j));
+  if (!j) return Status::ok();
+  const std::string cpath = join(path, "curve");
+  if (!j->is_array()) return r.error(cpath, std::string("must be an array, got ") + j->type_name());
+  if (j->empty() || j->size() > kMaxCurvePoints) {
+    return r.error(cpath, "must hold 1.." + std::to_string(kMaxCurvePoints) + " points, got " +
+                              std::to_string(j->size()));
+  }
+  for (size_t i = 0; i < j->size(); ++i) {
+    const Json& pt = (*j)[i];
+    const std::string ppath = indexed(cpath, i);
+    if (!pt.is_array() || pt.size() != 2) {
+      return r.error(ppath, "must be a [flops_per_call, net_flops_per_s] pair");
+    }
+    RatePoint rp;
+    CAGR_RETURN_IF_ERROR(r.checkNumber(pt[0], indexed(ppath, 0), Reader::Bound::kPositive, &rp.flops));
+    CAGR_RETURN_IF_ERROR(r.checkNumber(pt[1], indexed(ppath, 1), Reader::Bound::kPositive, &rp.flopsPerS));
+    if (!out->empty() && !(rp.flops > out->back().flops)) {
+      return r.error(ppath, "points must be sorted by strictly increasing flops_per_call");
+    }
+    out->push_back(rp);
+  }
+  return Status::ok();
+}
+
 Status readEfficiencies(const Reader& r, const Json& root, HardwareProfile* p) {
   const Json* j = nullptr;
   CAGR_RETURN_IF_ERROR(r.member(root, "", "efficiencies", false, &j));
@@ -266,7 +295,7 @@ Status readEfficiencies(const Reader& r, const Json& root, HardwareProfile* p) {
     CAGR_RETURN_IF_ERROR(r.expectObject(e, path));
     CAGR_RETURN_IF_ERROR(r.checkKeys(e, path,
                                      {"kernel", "shape_class", "flops_per_s", "bytes_per_s",
-                                      "overhead_s", "samples", "source"}));
+                                      "overhead_s", "samples", "source", "curve"}));
     KernelEfficiency k;
     CAGR_RETURN_IF_ERROR(r.readString(e, path, "kernel", true, true, &k.kernel));
     CAGR_RETURN_IF_ERROR(r.readString(e, path, "shape_class", true, true, &k.shapeClass));
@@ -278,6 +307,7 @@ Status readEfficiencies(const Reader& r, const Json& root, HardwareProfile* p) {
     CAGR_RETURN_IF_ERROR(r.readNumber(e, path, "overhead_s", false, B::kNonNegative, &k.overheadS));
     CAGR_RETURN_IF_ERROR(r.readInt(e, path, "samples", false, 0, &k.samples));
     CAGR_RETURN_IF_ERROR(r.readSource(e, path, &k.source));
+    CAGR_RETURN_IF_ERROR(readCurve(r, e, path, &k.curve));
     auto [it, fresh] = seen.emplace(std::make_pair(k.kernel, k.shapeClass), i);
     if (!fresh) {
       return r.error(path, "duplicate entry for kernel '" + k.kernel + "', shape class '" +
@@ -440,6 +470,11 @@ std::string profileToJson(const HardwareProfile& p) {
       e["overhead_s"] = k.overheadS;
       e["samples"] = k.samples;
       if (!k.source.empty()) e["source"] = k.source;
+      if (!k.curve.empty()) {
+        Json c = Json::array();
+        for (const RatePoint& rp : k.curve) c.push_back(Json::array({rp.flops, rp.flopsPerS}));
+        e["curve"] = c;
+      }
       effs.push_back(e);
     }
     j["efficiencies"] = effs;

@@ -61,6 +61,19 @@ void fillGemm(HardwareProfile& p, const ProfileResults& r, std::vector<double>& 
     const std::string name = gemmKernelName(k);
     auto probe = r.probes.find(name);
     const double overhead = probe != r.probes.end() ? probe->second.median : 0;
+    // Rate curves (net of overhead): every measured shape of this kernel. The
+    // four size classes (tiny..large) partition the non-skinny shapes by FLOPs,
+    // so each of their entries carries ALL non-skinny shapes: a call near a
+    // class boundary interpolates towards the neighbouring class's shapes
+    // instead of clamping. gemm.skinny (min dim <= 4) runs at rates unrelated
+    // to square shapes of the same FLOPs, so it carries only skinny shapes.
+    std::vector<RatePoint> squarePts, skinnyPts;
+    for (const GemmResult& g : r.gemm) {
+      if (g.kernel != k || g.t.median <= 0) continue;
+      RatePoint pt{g.shape.flops(), netRate(g.shape.flops(), g.t.median, overhead)};
+      (gemmShapeClass(g.shape) == "gemm.skinny" ? skinnyPts : squarePts).push_back(pt);
+    }
+    const std::vector<RatePoint> squareCurve = makeRateCurve(squarePts), skinnyCurve = makeRateCurve(skinnyPts);
     for (const char* cls : kClasses) {
       std::vector<double> flops, bytes, classSpreads;
       std::string shapes;
@@ -82,10 +95,14 @@ void fillGemm(HardwareProfile& p, const ProfileResults& r, std::vector<double>& 
       e.bytesPerS = median(bytes);
       e.overheadS = overhead;
       e.samples = samples;
+      const bool skinny = std::string(cls) == "gemm.skinny";
+      e.curve = skinny ? skinnyCurve : squareCurve;
       e.source =
           fmt("measured: %s on %s shapes (MxKxN GFLOP/s) %s; median of per-shape medians, spread "
-              "(p90-p10)/median %.1f%%, %d threads; rates net of overhead_s; overhead_s: median 1x1x1 call",
-              name.c_str(), cls, shapes.c_str(), 100 * median(classSpreads), r.threads);
+              "(p90-p10)/median %.1f%%, %d threads; rates net of overhead_s; overhead_s: median 1x1x1 call; "
+              "curve: net rate of every %s shape of this kernel (all classes), by FLOPs per call",
+              name.c_str(), cls, shapes.c_str(), 100 * median(classSpreads), r.threads,
+              skinny ? "skinny" : "non-skinny");
       p.efficiencies.push_back(e);
     }
   }

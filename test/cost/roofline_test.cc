@@ -2,6 +2,8 @@
 // expectation can be computed by hand.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "cagr/cost.h"
 
 namespace cagr {
@@ -112,6 +114,53 @@ TEST(Roofline, StreamingKernelsThatFitInCacheRunAtCacheBandwidth) {
   EXPECT_NEAR(m.price("own.eltwise", "eltwise.stream", large).memoryS, 8e7 / (1e11 * 0.8), 1e-12);
   // Gathers keep their class rate even when small.
   EXPECT_NEAR(m.price("own.gather", "gather.uniform", small).memoryS, 8e5 / (1e11 * 0.5), 1e-12);
+}
+
+TEST(Roofline, GemmRateCurveInterpolatesLogLinearlyAndClampsAtTheEnds) {
+  HardwareProfile hw = roundProfile();
+  KernelEfficiency e;
+  e.kernel = "cublas.sgemm";
+  e.shapeClass = "gemm.medium";
+  e.flopsPerS = 5e11;  // class median: used only without a curve
+  e.overheadS = 2e-6;
+  e.samples = 3;
+  e.source = "measured: test";
+  // 1e6 FLOP at 1e10 FLOP/s, 1e8 at 1e12, 1e10 at 4e11 (net of overhead).
+  e.curve = {{1e6, 1e10}, {1e8, 1e12}, {1e10, 4e11}};
+  hw.efficiencies.push_back(e);
+  RooflineCostModel m(hw);
+  auto at = [&](double flops) { return m.price("cublas.sgemm", "gemm.medium", OpCounts{flops, 1e3, 1e3}); };
+  // 1e7 is halfway between 1e6 and 1e8 in log: rate sqrt(1e10 * 1e12) = 1e11.
+  KernelEstimate mid = at(1e7);
+  EXPECT_NEAR(mid.computeS, 1e7 / 1e11, 1e-4 * 1e-12);
+  EXPECT_NEAR(mid.seconds, 1e-4 + 2e-6, 1e-15);
+  EXPECT_EQ(mid.bound, Bound::kCompute);
+  // 1e9 is halfway between 1e8 and 1e10: rate sqrt(1e12 * 4e11) = 2e11 * sqrt(10).
+  EXPECT_NEAR(at(1e9).computeS, 1e9 / (2e11 * std::sqrt(10.0)), 1e-15);
+  // On a point: its own rate.
+  EXPECT_NEAR(at(1e8).computeS, 1e8 / 1e12, 1e-18);
+  // Outside the curve: clamped to the end points.
+  EXPECT_NEAR(at(1e4).computeS, 1e4 / 1e10, 1e-18);
+  EXPECT_NEAR(at(1e12).computeS, 1e12 / 4e11, 1e-12);
+  // Memory still bounds the call, at device bandwidth (a curve's entry never
+  // prices bytes below it): 2e9 bytes at 1e11 B/s beat 1e7 FLOP at 1e11 FLOP/s.
+  KernelEstimate memBound = m.price("cublas.sgemm", "gemm.medium", OpCounts{1e7, 1e9, 1e9});
+  EXPECT_EQ(memBound.bound, Bound::kMemory);
+  EXPECT_NEAR(memBound.seconds, 2e9 / 1e11 + 2e-6, 1e-12);
+  // An entry bytes_per_s above device bandwidth (cache-resident) is kept.
+  hw.efficiencies.back().bytesPerS = 4e11;
+  EXPECT_NEAR(RooflineCostModel(hw).price("cublas.sgemm", "gemm.medium", OpCounts{1e7, 1e9, 1e9}).memoryS,
+              2e9 / 4e11, 1e-12);
+  hw.efficiencies.back().bytesPerS = 0;
+  // Without the curve the class median prices every size.
+  hw.efficiencies.back().curve.clear();
+  RooflineCostModel flat(hw);
+  EXPECT_NEAR(flat.price("cublas.sgemm", "gemm.medium", OpCounts{1e7, 1e3, 1e3}).computeS, 1e7 / 5e11, 1e-18);
+  // Another class of the same kernel (no entry of its own) ignores the curve.
+  hw.efficiencies.back().curve = e.curve;
+  RooflineCostModel other(hw);
+  EXPECT_NEAR(other.price("cublas.sgemm", "gemm.large", OpCounts{1e7, 1e3, 1e3}).computeS, 1e7 / (1e12 * 0.8),
+              1e-18);
 }
 
 TEST(Roofline, RooflinePositionSaturatesAtTheRidgePoint) {

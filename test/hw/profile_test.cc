@@ -382,6 +382,73 @@ TEST(HwProfileErrors, EfficiencyEntries) {
   expectError(j, {"efficiencies[0].samples: must be an integer >= 0"});
 }
 
+TEST(HwProfileCurve, RoundTripsAndOldProfilesWithoutCurvesStillLoad) {
+  Json j = minimal();
+  j["provenance"] = "measured";
+  j["efficiencies"] = Json::array({{{"kernel", "openblas.sgemm"},
+                                    {"shape_class", "gemm.small"},
+                                    {"flops_per_s", 1e11},
+                                    {"overhead_s", 1e-6},
+                                    {"samples", 4},
+                                    {"curve", Json::array({Json::array({1e5, 2.5e9}), Json::array({3.3e7, 1.25e11})})}},
+                                   {{"kernel", "openblas.sgemm"}, {"shape_class", "gemm.large"}, {"flops_per_s", 2e11}}});
+  StatusOr<HardwareProfile> p = parseProfile(j.dump(), "curve.json");
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  ASSERT_EQ(p->efficiencies.size(), 2u);
+  const std::vector<RatePoint> want = {{1e5, 2.5e9}, {3.3e7, 1.25e11}};
+  EXPECT_EQ(p->efficiencies[0].curve, want);
+  EXPECT_TRUE(p->efficiencies[1].curve.empty());  // no curve: as before
+  EXPECT_EQ(p->efficiencies[1].rateAt(1e9), 2e11);
+  std::string text = profileToJson(*p);
+  StatusOr<HardwareProfile> back = parseProfile(text, "curve.json");
+  ASSERT_TRUE(back.isOk()) << back.status().message();
+  EXPECT_TRUE(*back == *p);
+  EXPECT_EQ(profileToJson(*back), text);
+  EXPECT_EQ(Json::parse(text)["efficiencies"][1].count("curve"), 0u);  // empty curves are not written
+}
+
+TEST(HwProfileCurve, MakeRateCurveSortsMergesAndThins) {
+  std::vector<RatePoint> c = makeRateCurve({{1e8, 4e10}, {1e6, 1e9}, {1e8, 1e10}, {0, 5}, {1e7, -1}});
+  const std::vector<RatePoint> want = {{1e6, 1e9}, {1e8, 2e10}};  // geometric mean of 4e10 and 1e10
+  ASSERT_EQ(c.size(), want.size());
+  EXPECT_EQ(c[0], want[0]);
+  EXPECT_DOUBLE_EQ(c[1].flops, 1e8);
+  EXPECT_NEAR(c[1].flopsPerS, 2e10, 1e-3);
+  std::vector<RatePoint> many;
+  for (int i = 1; i <= 200; ++i) many.push_back({1e3 * i, 1e9});
+  std::vector<RatePoint> thin = makeRateCurve(many);
+  ASSERT_EQ(thin.size(), kMaxCurvePoints);
+  EXPECT_EQ(thin.front().flops, 1e3);
+  EXPECT_EQ(thin.back().flops, 2e5);
+}
+
+TEST(HwProfileErrors, CurveEntries) {
+  Json j = minimal();
+  Json e = {{"kernel", "k"}, {"shape_class", "gemm.small"}, {"flops_per_s", 1e9}, {"source", "x"}};
+  auto withCurve = [&](Json curve) {
+    Json x = j;
+    Json ee = e;
+    ee["curve"] = std::move(curve);
+    x["efficiencies"] = Json::array({ee});
+    return x;
+  };
+  expectError(withCurve(Json::object()), {"efficiencies[0].curve: must be an array"});
+  expectError(withCurve(Json::array()), {"efficiencies[0].curve: must hold 1..64 points, got 0"});
+  expectError(withCurve(Json::array({Json::array({1e6})})),
+              {"efficiencies[0].curve[0]: must be a [flops_per_call, net_flops_per_s] pair"});
+  expectError(withCurve(Json::array({Json::array({1e6, 0})})),
+              {"efficiencies[0].curve[0][1]: must be a positive number"});
+  expectError(withCurve(Json::array({Json::array({-1, 1e9})})),
+              {"efficiencies[0].curve[0][0]: must be a positive number"});
+  expectError(withCurve(Json::array({Json::array({1e6, 1e9}), Json::array({1e6, 2e9})})),
+              {"efficiencies[0].curve[1]: points must be sorted by strictly increasing flops_per_call"});
+  expectError(withCurve(Json::array({Json::array({1e7, 1e9}), Json::array({1e6, 2e9})})),
+              {"efficiencies[0].curve[1]: points must be sorted"});
+  Json big = Json::array();
+  for (int i = 1; i <= 65; ++i) big.push_back(Json::array({1e3 * i, 1e9}));
+  expectError(withCurve(big), {"efficiencies[0].curve: must hold 1..64 points, got 65"});
+}
+
 TEST(HwProfileErrors, BadSchemaVersion) {
   Json j = minimal();
   j["schema_version"] = 2;
@@ -438,7 +505,7 @@ TEST_F(HwProfileFiles, SaveAndLoad) {
   p.provenance = "measured";
   p.measuredOn = "test-host";
   p.libraries["rocblas"] = "4.0.0";
-  p.efficiencies.push_back({"own.gather", "gather.zipf", 0, 1.5e12, 4e-6, 7, "measured: test"});
+  p.efficiencies.push_back({"own.gather", "gather.zipf", 0, 1.5e12, 4e-6, 7, "measured: test", {}});
   ASSERT_TRUE(saveProfile(p, path("m.json")).isOk());
   StatusOr<HardwareProfile> back = loadProfile(path("m.json"));
   ASSERT_TRUE(back.isOk()) << back.status().message();

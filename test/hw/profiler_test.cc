@@ -230,6 +230,15 @@ TEST(ProfileCpu, EveryEfficiencyIsMeasuredWithSamplesAndPositiveRates) {
       const KernelEfficiency* e = p.efficiency(k, c);
       if (e != nullptr) {
         EXPECT_GT(e->flopsPerS, 0) << k << " " << c;
+        // Rate curve: every non-skinny shape of the kernel on each size class
+        // (the same curve on all four), only skinny shapes on gemm.skinny.
+        EXPECT_GE(e->curve.size(), 2u) << k << " " << c;
+        EXPECT_LE(e->curve.size(), kMaxCurvePoints);
+        for (size_t i = 1; i < e->curve.size(); ++i) EXPECT_LT(e->curve[i - 1].flops, e->curve[i].flops);
+        const KernelEfficiency* tiny = p.efficiency(k, "gemm.tiny");
+        if (std::string(c) != "gemm.skinny" && tiny != nullptr) {
+          EXPECT_EQ(e->curve, tiny->curve) << k << " " << c;
+        }
       }
     }
   }

@@ -51,6 +51,22 @@ double gemmOverhead(const CudaResults& r, GemmKind k, std::string* from) {
   return 0;
 }
 
+/// Rate curve (net of overhead) for a class entry of kernel `k`. The four size
+/// classes (tiny..large) partition the non-skinny shapes by FLOPs, so each of
+/// their entries carries ALL non-skinny shapes of the kernel: a call near a
+/// class boundary interpolates towards the neighbouring class's shapes instead
+/// of clamping. gemm.skinny (min dim <= 4) runs at rates unrelated to square
+/// shapes of the same FLOPs, so it carries only skinny shapes.
+std::vector<RatePoint> gemmCurve(const CudaResults& r, GemmKind k, const char* cls, double overhead) {
+  const bool skinny = std::string(cls) == "gemm.skinny";
+  std::vector<RatePoint> pts;
+  for (const GemmRun& g : r.gemm) {
+    if (g.kind != k || g.t.median <= 0 || (gemmClassOf(g.dims) == "gemm.skinny") != skinny) continue;
+    pts.push_back({g.dims.flops(), hw::netRate(g.dims.flops(), g.t.median, overhead)});
+  }
+  return makeRateCurve(std::move(pts));
+}
+
 void fillGemmClass(HardwareProfile& p, const CudaResults& r, GemmKind k, const char* cls, double overhead,
                    const std::string& overheadFrom, std::vector<double>& spreads) {
   std::vector<double> flops, bytes, classSpreads;
@@ -73,10 +89,13 @@ void fillGemmClass(HardwareProfile& p, const CudaResults& r, GemmKind k, const c
   e.bytesPerS = hw::median(bytes);
   e.overheadS = overhead;
   e.samples = samples;
+  e.curve = gemmCurve(r, k, cls, overhead);
   e.source = fmt(
       "measured on %s: %s on %s shapes (GFLOP/s) %s; median of per-shape medians (CUDA events), spread "
-      "(p90-p10)/median %.1f%%; rates net of overhead_s; overhead_s: fastest tiny shape (%s)",
-      r.dev.name.c_str(), e.kernel.c_str(), cls, shapes.c_str(), 100 * hw::median(classSpreads), overheadFrom.c_str());
+      "(p90-p10)/median %.1f%%; rates net of overhead_s; overhead_s: fastest tiny shape (%s); curve: net rate "
+      "of every %s shape of this kernel (all classes), by FLOPs per call",
+      r.dev.name.c_str(), e.kernel.c_str(), cls, shapes.c_str(), 100 * hw::median(classSpreads), overheadFrom.c_str(),
+      std::string(cls) == "gemm.skinny" ? "skinny" : "non-skinny");
   p.efficiencies.push_back(e);
 }
 
