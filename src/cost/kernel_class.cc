@@ -2,16 +2,14 @@
 // effective rates in the profile.
 #include "cost/kernel_class.h"
 
+#include "ir/shape_util.h"
+
 #include <algorithm>
 
 namespace cagr {
 namespace {
 
-double numel(const std::vector<int64_t>& s) {
-  double n = 1;
-  for (int64_t d : s) n *= static_cast<double>(d);
-  return n;
-}
+double numel(const std::vector<int64_t>& s) { return numelOf(s); }
 
 bool isView(OpKind op) {
   switch (op) {

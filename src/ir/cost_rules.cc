@@ -9,11 +9,7 @@
 namespace cagr {
 namespace {
 
-double numel(const std::vector<int64_t>& s) {
-  double n = 1;
-  for (int64_t d : s) n *= static_cast<double>(d);
-  return n;
-}
+double numel(const std::vector<int64_t>& s) { return numelOf(s); }
 
 double bytesOf(const std::vector<int64_t>& s, DType t) { return numel(s) * static_cast<double>(dtypeSize(t)); }
 

@@ -46,17 +46,28 @@ StatusOr<std::vector<int64_t>> reduceAxes(const std::vector<int64_t>& axes, int6
   return out;
 }
 
-Status shapeSlice(const Graph& g, const Node& n, std::vector<TensorType>& outs) {
-  const TensorType& in = g.type(n.inputs[0]);
-  auto starts = intsAttr(n, "starts"), ends = intsAttr(n, "ends"), axes = intsAttr(n, "axes"),
-       steps = intsAttr(n, "steps");
-  if (axes.empty()) {
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+double numelOf(const std::vector<int64_t>& shape) {
+  double n = 1;
+  for (int64_t d : shape) n *= static_cast<double>(d);
+  return n;
+}
+
+StatusOr<SliceParams> sliceParams(const Node& n) {
+  SliceParams p{intsAttr(n, "starts"), intsAttr(n, "ends"), intsAttr(n, "axes"), intsAttr(n, "steps")};
+  if (p.axes.empty()) {
+    for (size_t i = 0; i < p.starts.size(); ++i) p.axes.push_back(static_cast<int64_t>(i));
   }
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+  if (p.steps.empty()) p.steps.assign(p.starts.size(), 1);
+  if (p.ends.size() != p.starts.size() || p.axes.size() != p.starts.size() || p.steps.size() != p.starts.size()) {
     return invalidArgument("starts/ends/axes/steps lengths differ");
   }
+  return p;
+}
+
+Status shapeSlice(const Graph& g, const Node& n, std::vector<TensorType>& outs) {
+  const TensorType& in = g.type(n.inputs[0]);
+  CAGR_ASSIGN_OR_RETURN(SliceParams sp, sliceParams(n));
+  auto &starts = sp.starts, &ends = sp.ends, &axes = sp.axes, &steps = sp.steps;
   std::vector<Dim> dims = in.dims;
   std::vector<bool> seen(in.dims.size(), false);
   for (size_t i = 0; i < axes.size(); ++i) {

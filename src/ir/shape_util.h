@@ -8,6 +8,16 @@
 
 namespace cagr {
 
+/// Element count of a concrete shape, as a double (FLOP/byte counting).
+double numelOf(const std::vector<int64_t>& shape);
+
+/// Slice attributes with ONNX defaults filled in (axes 0..n-1, steps 1),
+/// checked for equal lengths.
+struct SliceParams {
+  std::vector<int64_t> starts, ends, axes, steps;
+};
+StatusOr<SliceParams> sliceParams(const Node& n);
+
 std::string dimsString(const Graph& g, const std::vector<Dim>& dims);
 /// NumPy broadcasting of two (possibly symbolic) shapes.
 StatusOr<std::vector<Dim>> broadcastDims(const Graph& g, const std::vector<Dim>& a, const std::vector<Dim>& b);

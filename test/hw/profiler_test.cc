@@ -22,6 +22,7 @@
 #include "hw/microbench.h"
 #include "hw/own_kernels.h"
 #include "hw/profiler.h"
+#include "common/run_cli.h"
 
 namespace cagr {
 namespace {
@@ -311,22 +312,8 @@ TEST(ProfileCpu, RejectsBadOptions) {
 
 // ------------------------------------------------------------------ CLI
 
-struct CliResult {
-  int code;
-  std::string out;
-};
-
-CliResult cagrCli(const std::string& args) {
-  std::string cmd = std::string(CAGR_BINARY) + " " + args + " 2>&1";
-  CliResult r{-1, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using cagr::testing::CliResult;
+CliResult cagrCli(const std::string& args) { return cagr::testing::runCagr(args); }
 
 TEST(ProfileCli, CudaFailsCleanlyInThisBuild) {
   CliResult r = cagrCli("profile --target cuda -o /dev/null");

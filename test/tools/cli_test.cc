@@ -11,28 +11,15 @@
 
 #include "cagr/npz.h"
 #include "cagr/reference.h"
+#include "common/run_cli.h"
 
 namespace cagr {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr together
-};
-
-Result cagr(const std::string& args) {
-  std::string cmd = std::string(CAGR_BINARY) + " " + args + " 2>&1";
-  Result r{-1, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = cagr::testing::CliResult;
+Result cagr(const std::string& args) { return cagr::testing::runCagr(args); }
 
 std::string src(const std::string& rel) { return std::string(CAGR_SOURCE_DIR) + "/" + rel; }
 

@@ -89,15 +89,8 @@ CAGR_REF_KERNEL(Transpose) {
 
 CAGR_REF_KERNEL(Slice) {
   const Tensor& x = *in[0];
-  auto starts = intsAttr(n, "starts"), ends = intsAttr(n, "ends"), axes = intsAttr(n, "axes"),
-       steps = intsAttr(n, "steps");
-  if (axes.empty()) {
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  }
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
-    return invalidArgument("starts/ends/axes/steps lengths differ");
-  }
+  CAGR_ASSIGN_OR_RETURN(SliceParams sp, sliceParams(n));
+  auto &starts = sp.starts, &ends = sp.ends, &axes = sp.axes, &steps = sp.steps;
   std::vector<int64_t> strides = contiguousStrides(x.shape());
   std::vector<bool> seen(static_cast<size_t>(x.rank()), false);
   int64_t start = 0;
