@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   cagr::RooflineCostModel model(*hw);
-  std::map<std::string, Group> byKernelClass, byFamily;
+  std::map<std::string, Group> byKernelClass, byFamily, byKernel;
   Group all;
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : v["records"]) {
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
     std::string kernel = r["kernel"], cls = r["shape_class"];
     double predicted = model.price(kernel, cls, c).seconds, measured = r["measured_s"];
     if (measured <= 0) continue;
-    for (Group* g : {&byKernelClass[kernel + " " + cls], &byFamily[classFamily(cls)], &all}) {
+    for (Group* g : {&byKernelClass[kernel + " " + cls], &byFamily[classFamily(cls)], &byKernel[kernel], &all}) {
       g->predicted.push_back(predicted);
       g->measured.push_back(measured);
     }
@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
   nlohmann::json out = {{"profile", hw->name}, {"profile_provenance", hw->provenance},
                         {"measured_on", v.value("measured_on", "")}, {"records", rows}};
   for (auto& [name, g] : byFamily) out["families"][name] = {{"mape_pct", g.mape()}, {"spearman", spearman(g.predicted, g.measured)}, {"n", g.predicted.size()}};
+  for (auto& [name, g] : byKernel) out["kernels"][name] = {{"mape_pct", g.mape()}, {"spearman", spearman(g.predicted, g.measured)}, {"n", g.predicted.size()}};
   for (auto& [name, g] : byKernelClass) out["kernel_classes"][name] = {{"mape_pct", g.mape()}, {"spearman", spearman(g.predicted, g.measured)}, {"n", g.predicted.size()}};
   out["all"] = {{"mape_pct", all.mape()}, {"spearman", spearman(all.predicted, all.measured)}, {"n", all.predicted.size()}};
   if (json) {
@@ -110,7 +111,9 @@ int main(int argc, char** argv) {
   std::printf("| family | n | MAPE %% | Spearman |\n|---|---|---|---|\n");
   for (auto& [name, g] : byFamily) std::printf("| %s | %zu | %.1f | %.3f |\n", name.c_str(), g.predicted.size(), g.mape(), spearman(g.predicted, g.measured));
   std::printf("| all | %zu | %.1f | %.3f |\n\n", all.predicted.size(), all.mape(), spearman(all.predicted, all.measured));
-  std::printf("| kernel / class | n | MAPE %% | Spearman |\n|---|---|---|---|\n");
+  std::printf("| kernel (all shapes) | n | MAPE %% | Spearman |\n|---|---|---|---|\n");
+  for (auto& [name, g] : byKernel) std::printf("| %s | %zu | %.1f | %.3f |\n", name.c_str(), g.predicted.size(), g.mape(), spearman(g.predicted, g.measured));
+  std::printf("\n| kernel / class | n | MAPE %% | Spearman |\n|---|---|---|---|\n");
   for (auto& [name, g] : byKernelClass) std::printf("| %s | %zu | %.1f | %.3f |\n", name.c_str(), g.predicted.size(), g.mape(), spearman(g.predicted, g.measured));
   return 0;
 }

@@ -105,6 +105,9 @@ def main():
         for name, g in sorted(k["families"].items()):
             lines.append(f"| {name} | {g['n']} | {fmt(g['mape_pct'], '.1f')} | {fmt(g['spearman'])} |")
         lines.append(f"| all | {k['all']['n']} | {fmt(k['all']['mape_pct'], '.1f')} | {fmt(k['all']['spearman'])} |")
+        lines += ["", "| kernel (all its shapes) | n | MAPE % | Spearman |", "|---|---|---|---|"]
+        for name, g in sorted(k.get("kernels", {}).items()):
+            lines.append(f"| {name} | {g['n']} | {fmt(g['mape_pct'], '.1f')} | {fmt(g['spearman'])} |")
         lines += ["", "| kernel / class | n | MAPE % | Spearman |", "|---|---|---|---|"]
         for name, g in sorted(k["kernel_classes"].items()):
             lines.append(f"| {name} | {g['n']} | {fmt(g['mape_pct'], '.1f')} | {fmt(g['spearman'])} |")
