@@ -8,6 +8,8 @@ namespace cagr::import {
 /// The graph value of input `i` of `n` (error if absent).
 StatusOr<ValueId> input(Context& ctx, const onnx::NodeProto& n, int i);
 bool hasInput(const onnx::NodeProto& n, int i);
+/// The graph values of all present (non-empty) inputs of `n`, in order.
+StatusOr<std::vector<ValueId>> presentInputs(Context& ctx, const onnx::NodeProto& n);
 /// Binds output 0 of `n` to `v`.
 Status bindOutput(Context& ctx, const onnx::NodeProto& n, ValueId v);
 /// Add / Sub / Mul / Div over shape arithmetic with symbolic entries.

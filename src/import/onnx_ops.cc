@@ -17,6 +17,16 @@ StatusOr<ValueId> input(Context& ctx, const onnx::NodeProto& n, int i) {
 
 bool hasInput(const onnx::NodeProto& n, int i) { return i < n.input_size() && !n.input(i).empty(); }
 
+StatusOr<std::vector<ValueId>> presentInputs(Context& ctx, const onnx::NodeProto& n) {
+  std::vector<ValueId> ins;
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (!hasInput(n, i)) continue;
+    CAGR_ASSIGN_OR_RETURN(ValueId v, input(ctx, n, i));
+    ins.push_back(v);
+  }
+  return ins;
+}
+
 Status bindOutput(Context& ctx, const onnx::NodeProto& n, ValueId v) {
   ctx.setValue(n.output(0), v);
   return Status::ok();
@@ -26,11 +36,7 @@ namespace {
 
 // One ONNX op that maps to one HIR op with the same operands and no attributes.
 Status direct(Context& ctx, const onnx::NodeProto& n, OpKind op) {
-  std::vector<ValueId> ins;
-  for (int i = 0; i < n.input_size(); ++i) {
-    CAGR_ASSIGN_OR_RETURN(ValueId v, input(ctx, n, i));
-    ins.push_back(v);
-  }
+  CAGR_ASSIGN_OR_RETURN(std::vector<ValueId> ins, presentInputs(ctx, n));
   CAGR_ASSIGN_OR_RETURN(ValueId out, ctx.add1(op, std::move(ins)));
   return bindOutput(ctx, n, out);
 }
@@ -142,12 +148,7 @@ Status importCastLike(Context& ctx, const onnx::NodeProto& n) {
 }
 
 Status importGemm(Context& ctx, const onnx::NodeProto& n) {
-  std::vector<ValueId> ins;
-  for (int i = 0; i < n.input_size(); ++i) {
-    if (!hasInput(n, i)) continue;
-    CAGR_ASSIGN_OR_RETURN(ValueId v, input(ctx, n, i));
-    ins.push_back(v);
-  }
+  CAGR_ASSIGN_OR_RETURN(std::vector<ValueId> ins, presentInputs(ctx, n));
   Attrs a;
   if (attrInt(n, "transA", 0) != 0) a.set("transA", int64_t{1});
   if (attrInt(n, "transB", 0) != 0) a.set("transB", int64_t{1});
@@ -158,11 +159,7 @@ Status importGemm(Context& ctx, const onnx::NodeProto& n) {
 }
 
 Status importEinsum(Context& ctx, const onnx::NodeProto& n) {
-  std::vector<ValueId> ins;
-  for (int i = 0; i < n.input_size(); ++i) {
-    CAGR_ASSIGN_OR_RETURN(ValueId v, input(ctx, n, i));
-    ins.push_back(v);
-  }
+  CAGR_ASSIGN_OR_RETURN(std::vector<ValueId> ins, presentInputs(ctx, n));
   Attrs a;
   a.set("equation", attrString(n, "equation", ""));
   CAGR_ASSIGN_OR_RETURN(ValueId out, ctx.add1(OpKind::kEinsum, std::move(ins), a));
@@ -232,12 +229,7 @@ Status importLayerNorm(Context& ctx, const onnx::NodeProto& n) {
   for (int i = 1; i < n.output_size(); ++i) {
     if (!n.output(i).empty()) ctx.setDeferred(n.output(i), unsupported("LayerNormalization mean/inv-std outputs"));
   }
-  std::vector<ValueId> ins;
-  for (int i = 0; i < n.input_size(); ++i) {
-    if (!hasInput(n, i)) continue;
-    CAGR_ASSIGN_OR_RETURN(ValueId v, input(ctx, n, i));
-    ins.push_back(v);
-  }
+  CAGR_ASSIGN_OR_RETURN(std::vector<ValueId> ins, presentInputs(ctx, n));
   Attrs a;
   a.set("axis", attrInt(n, "axis", -1));
   a.set("epsilon", static_cast<double>(attrFloat(n, "epsilon", 1e-5f)));

@@ -14,6 +14,13 @@
 
 namespace cagr::reftest {
 
+/// f32 tensor holding 0, 1, 2, ... in row-major order.
+inline Tensor iota(std::vector<int64_t> shape) {
+  Tensor t(DType::kF32, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.setF64(i, static_cast<double>(i));
+  return t;
+}
+
 inline Tensor f32(std::vector<int64_t> shape, const std::vector<double>& values) {
   Tensor t(DType::kF32, std::move(shape));
   EXPECT_EQ(static_cast<size_t>(t.numel()), values.size()) << "literal size";

@@ -11,12 +11,6 @@ namespace {
 
 using namespace reftest;
 
-Tensor iota(std::vector<int64_t> shape) {
-  Tensor t(DType::kF32, std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.setF64(i, static_cast<double>(i));
-  return t;
-}
-
 std::vector<int64_t> ints(const Tensor& t) { return {t.values<int64_t>().begin(), t.values<int64_t>().end()}; }
 
 Attrs sliceAttrs(std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes,

@@ -11,12 +11,6 @@ namespace {
 
 using namespace reftest;
 
-Tensor iota(std::vector<int64_t> shape) {
-  Tensor t(DType::kF32, std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.setF64(i, static_cast<double>(i));
-  return t;
-}
-
 Attrs reduceAttrs(std::vector<int64_t> axes, int64_t keep) {
   Attrs a;
   a.set("axes", std::move(axes));
