@@ -86,6 +86,34 @@ using ValueId = int32_t;
 using NodeId = int32_t;
 constexpr ValueId kNoValue = -1;
 
+// ---------------------------------------------------------------------------
+// MIR decisions (DESIGN §2). HIR is MIR with every decision at its default;
+// rewrites (src/rewrite/) set them, backends lower from them, and because they
+// live on the nodes and values they survive clones, topoSort and compact.
+// include/cagr/mir.h has the catalog and verifier that give them meaning.
+
+/// Precision of a stored tensor / table, or the math mode of a GEMM-like node.
+enum class Precision : uint8_t { kF32, kTF32, kBF16, kF16, kInt8Rowwise };
+/// Storage layout of a tensor (constants only for now): packed into the
+/// kernel's blocked weight format, or padded to the matrix unit's alignment.
+enum class Layout : uint8_t { kRowMajor, kPacked, kPadded };
+/// Index into the kernel catalog (mir.h); 0 = the backend's default choice.
+using KernelId = uint16_t;
+
+struct NodeDecision {
+  int32_t group = -1;  // fusion group label; nodes with the same label run as one kernel
+  KernelId kernel = 0;
+  int8_t stream = 0;
+  Precision math = Precision::kF32;
+  bool operator==(const NodeDecision&) const = default;
+};
+
+struct ValueDecision {
+  Precision storage = Precision::kF32;
+  Layout layout = Layout::kRowMajor;
+  bool operator==(const ValueDecision&) const = default;
+};
+
 /// One operation. Inputs may hold kNoValue for an absent optional operand.
 struct Node {
   OpKind op;
@@ -93,6 +121,7 @@ struct Node {
   std::vector<ValueId> outputs;
   Attrs attrs;
   std::string name;  // from the source model, for error messages and text
+  NodeDecision mir;  // MIR decisions (defaults in HIR)
 };
 
 /// One SSA value: a graph input, a constant, or a node output.
@@ -101,6 +130,7 @@ struct Value {
   std::string name;
   NodeId producer = -1;     // -1 for inputs and constants
   int32_t constant = -1;    // index into Graph::constants(), or -1
+  ValueDecision mir;        // MIR decisions (defaults in HIR)
 };
 
 /// FLOPs and memory traffic of one node at concrete shapes (compulsory
@@ -163,6 +193,10 @@ class Graph {
   const std::vector<ValueId>& outputs() const { return outputs_; }
   std::vector<ValueId>& mutableOutputs() { return outputs_; }
   const std::vector<std::string>& symbols() const { return symbols_; }
+  /// Plan-level metadata (target, policy, batch the plan was priced at...);
+  /// printed as `cagr.<key>` attributes of the graph op. Empty in HIR.
+  const Attrs& meta() const { return meta_; }
+  Attrs& mutableMeta() { return meta_; }
   /// "N", "26N", "13" for display.
   std::string dimString(Dim d) const;
   std::string typeString(const TensorType& t) const;
@@ -200,6 +234,7 @@ class Graph {
   std::vector<ValueId> inputs_, outputs_;
   std::vector<std::shared_ptr<const Tensor>> constants_;
   std::vector<std::string> symbols_;  // symbols_[0] unused, [1] = "N"
+  Attrs meta_;
 };
 
 /// Parsed attribute schema entry of an op (see ops.def).

@@ -119,6 +119,24 @@ OpCounts costEmbeddingBag(const Node& n, std::span<const std::vector<int64_t>> i
   return {ids * dim, read, sumBytes(out, outT)};
 }
 
+// Every table reads its rows once per id of its slot.
+OpCounts costEmbeddingBags(const Node& n, std::span<const std::vector<int64_t>> in, std::span<const DType> inT,
+                           std::span<const std::vector<int64_t>> out, std::span<const DType> outT) {
+  size_t tables = static_cast<size_t>(intAttr(n, "num_tables"));
+  const std::vector<int64_t>& idx = in[tables];
+  bool fixed = in.size() == tables + 1;
+  double slots = static_cast<double>(fixed ? idx[1] : idx[0]);
+  double idsPerSlot = slots > 0 ? numel(idx) / slots : 0;
+  double flops = 0, read = 0;
+  for (size_t t = 0; t < tables; ++t) {
+    double dim = static_cast<double>(in[t][1]);
+    flops += idsPerSlot * dim;
+    read += idsPerSlot * dim * static_cast<double>(dtypeSize(inT[t]));
+  }
+  for (size_t i = tables; i < in.size(); ++i) read += bytesOf(in[i], inT[i]);
+  return {flops, read, sumBytes(out, outT)};
+}
+
 OpCounts costInteraction(const Node& n, std::span<const std::vector<int64_t>> in, std::span<const DType> inT,
                          std::span<const std::vector<int64_t>> out, std::span<const DType> outT) {
   return streaming(in, inT, out, outT, 2.0 * numel(out[0]) * static_cast<double>(in[0][2]));

@@ -8,6 +8,7 @@
 #include "cagr/text.h"
 #include "ir/parser_values.h"
 #include "ir/text_format.h"
+#include "ir/text_mir.h"
 #include "ir/text_syntax.h"
 
 namespace cagr {
@@ -24,6 +25,7 @@ using text::Source;
 // What the cagr.graph op's attributes say about the graph's boundary.
 struct GraphHeader {
   std::vector<std::string> inputNames, inputDims, outputNames, symbols;
+  Attrs meta;  // plan metadata (cagr.* attributes)
   bool hasInputNames = false, hasInputDims = false, hasOutputNames = false;
 };
 
@@ -34,6 +36,8 @@ struct NodeParts {
   std::vector<std::string> resultNames;
   bool hasResultNames = false;
   Attrs attrs;
+  NodeDecision decision;          // MIR decisions (cagr.group, cagr.kernel...)
+  ValueDecision resultDecision;   // of the first result (cagr.storage, cagr.layout)
 };
 
 class GraphBuilder {
@@ -90,6 +94,8 @@ class GraphBuilder {
         CAGR_RETURN_IF_ERROR(stringList(a, h.outputNames));
       } else if (a.name == "symbols") {
         CAGR_RETURN_IF_ERROR(stringList(a, h.symbols));
+      } else if (text::isMirAttr(a.name)) {
+        CAGR_RETURN_IF_ERROR(text::readMeta(src_, a, h.meta));
       } else if (a.name != "sym_name") {
         return error(a.pos, "unknown attribute '" + a.name + "' on 'cagr.graph'");
       }
@@ -108,6 +114,7 @@ class GraphBuilder {
     GraphHeader h;
     CAGR_RETURN_IF_ERROR(readHeader(op, h));
     for (size_t i = 1; i < h.symbols.size(); ++i) g_.addSymbol(h.symbols[i]);
+    g_.mutableMeta() = h.meta;
     const RawRegion& body = op.regions[0];
     CAGR_RETURN_IF_ERROR(addInputs(op, body, h));
     for (size_t i = 0; i < body.ops.size(); ++i) {
@@ -261,6 +268,7 @@ class GraphBuilder {
     std::string name;
     const RawAttr* value = nullptr;
     bool elided = false;
+    ValueDecision decision;
     for (const RawNamedAttr& a : op.attrs) {
       if (a.name == text::kNameAttr && a.value.kind == RawAttr::kString) {
         name = a.value.str;
@@ -268,6 +276,8 @@ class GraphBuilder {
         value = &a.value;
       } else if (a.name == "elided" && a.value.kind == RawAttr::kUnit) {
         elided = true;
+      } else if (text::isMirAttr(a.name)) {
+        CAGR_RETURN_IF_ERROR(text::readDecision(src_, a, nullptr, &decision));
       } else {
         return error(a.pos, "unexpected attribute '" + a.name +
                                 "' on 'cagr.constant' (expected name = \"...\", "
@@ -285,7 +295,9 @@ class GraphBuilder {
     } else {
       CAGR_ASSIGN_OR_RETURN(data, text::zeroTensor(src_, type));
     }
-    return defineResults(op, {g_.addConstant(std::move(name), std::move(data))});
+    ValueId c = g_.addConstant(std::move(name), std::move(data));
+    g_.mutableValue(c).mir = decision;
+    return defineResults(op, {c});
   }
 
   StatusOr<AttrValue> opAttr(OpKind kind, const RawNamedAttr& a) const {
@@ -335,6 +347,8 @@ class GraphBuilder {
       } else if (a.name == text::kResultNamesAttr) {
         parts.hasResultNames = true;
         CAGR_RETURN_IF_ERROR(stringList(a, parts.resultNames));
+      } else if (text::isMirAttr(a.name)) {
+        CAGR_RETURN_IF_ERROR(text::readDecision(src_, a, &parts.decision, &parts.resultDecision));
       } else if (a.name == text::kOperandMaskAttr) {
         CAGR_ASSIGN_OR_RETURN(AttrValue m, opAttr(kind, a));
         if (!std::holds_alternative<std::vector<int64_t>>(m)) {
@@ -404,6 +418,8 @@ class GraphBuilder {
       }
       for (size_t i = 0; i < outs->size(); ++i) g_.mutableValue((*outs)[i]).name = parts.resultNames[i];
     }
+    if (!outs->empty()) g_.mutableValue((*outs)[0]).mir = parts.resultDecision;
+    g_.mutableNodes().back().mir = parts.decision;
     return defineResults(op, *outs);
   }
 

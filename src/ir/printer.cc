@@ -7,35 +7,14 @@
 
 #include "cagr/text.h"
 #include "ir/text_format.h"
+#include "ir/text_mir.h"
 
 namespace cagr {
 namespace {
 
 using text::quote;
+using text::attrLiteral;
 using text::tensorTypeString;
-
-std::string attrLiteral(const AttrValue& v) {
-  struct Visitor {
-    std::string operator()(int64_t i) const { return std::to_string(i) + " : i64"; }
-    std::string operator()(double d) const { return text::formatF64(d) + " : f64"; }
-    std::string operator()(const std::string& s) const { return quote(s); }
-    std::string operator()(const std::vector<int64_t>& l) const {
-      std::string s = "[";
-      for (size_t i = 0; i < l.size(); ++i) s += (i ? ", " : "") + std::to_string(l[i]);
-      return s + "]";
-    }
-    std::string operator()(const std::vector<double>& l) const {
-      // A non-finite element is a bit pattern, which needs its type in MLIR.
-      std::string s = "[";
-      for (size_t i = 0; i < l.size(); ++i) {
-        s += (i ? ", " : "") + text::formatF64(l[i]);
-        if (!std::isfinite(l[i])) s += " : f64";
-      }
-      return s + "]";
-    }
-  };
-  return std::visit(Visitor{}, v);
-}
 
 std::string stringList(const std::vector<std::string>& items) {
   std::string s = "[";
@@ -111,11 +90,14 @@ class Printer {
     std::string type = typeOf(v);
     const std::string& vname = g_.value(v).name;
     out_ += "    " + name + " = \"cagr.constant\"() {";
-    if (opts_.elideWeights) out_ += vname.empty() ? "elided" : "elided, ";
-    if (!vname.empty()) out_ += "name = " + quote(vname);
+    std::vector<std::string> parts;
+    if (opts_.elideWeights) parts.push_back("elided");
+    if (!vname.empty()) parts.push_back("name = " + quote(vname));
+    text::printValueDecision(g_.value(v).mir, parts);
+    for (size_t i = 0; i < parts.size(); ++i) out_ += (i ? ", " : "") + parts[i];
     if (!opts_.elideWeights) {
       // Appended in place: weights can be large.
-      out_ += vname.empty() ? "value = " : ", value = ";
+      out_ += parts.empty() ? "value = " : ", value = ";
       out_ += text::denseLiteral(*g_.constant(v));
       out_ += " : " + type;
     }
@@ -146,6 +128,8 @@ class Printer {
       differs = differs || names.back() != expectedName(n, i);
     }
     if (differs) parts.push_back(std::string(text::kResultNamesAttr) + " = " + stringList(names));
+    text::printNodeDecision(n.mir, parts);
+    if (!n.outputs.empty()) text::printValueDecision(g_.value(n.outputs[0]).mir, parts);
     std::string s;
     for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
     return s;
@@ -195,7 +179,15 @@ class Printer {
     symbols.assign(g_.symbols().begin() + 1, g_.symbols().end());
     return "sym_name = " + quote(opts_.graphName) + ", input_names = " + stringList(inNames) +
            ", input_dims = " + stringList(inDims) + ", output_names = " + stringList(outNames) +
-           ", symbols = " + stringList(symbols);
+           ", symbols = " + stringList(symbols) + metaAttrs();
+  }
+
+  std::string metaAttrs() const {
+    std::vector<std::string> parts;
+    text::printMeta(g_.meta(), parts);
+    std::string s;
+    for (const std::string& p : parts) s += ", " + p;
+    return s;
   }
 
   const Graph& g_;

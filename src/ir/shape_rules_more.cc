@@ -287,6 +287,61 @@ Status shapeEmbeddingBag(const Graph& g, const Node& n, std::vector<TensorType>&
   return Status::ok();
 }
 
+// Slot of each table (attr `slots`, default identity) and the slot count.
+static StatusOr<std::vector<int64_t>> bagSlots(const Node& n, int64_t tables) {
+  std::vector<int64_t> slots = intsAttr(n, "slots");
+  if (slots.empty()) {
+    for (int64_t t = 0; t < tables; ++t) slots.push_back(t);
+  }
+  if (static_cast<int64_t>(slots.size()) != tables) return invalidArgument("slots needs one entry per table");
+  return slots;
+}
+
+Status shapeEmbeddingBags(const Graph& g, const Node& n, std::vector<TensorType>& outs) {
+  int64_t tables = intAttr(n, "num_tables");
+  int64_t rest = static_cast<int64_t>(n.inputs.size()) - tables;
+  if (tables < 1 || rest < 1 || rest > 2) return invalidArgument("expects num_tables tables, indices and optional offsets");
+  CAGR_ASSIGN_OR_RETURN(std::vector<int64_t> slots, bagSlots(n, tables));
+  std::string mode = stringAttr(n, "mode");
+  if (mode != "sum" && mode != "mean" && mode != "max") return invalidArgument("mode must be sum, mean or max");
+  const TensorType& idx = g.type(n.inputs[static_cast<size_t>(tables)]);
+  if (!isIndexType(idx.dtype)) return invalidArgument("indices must be i64 or i32");
+  bool hasOffsets = rest == 2 && n.inputs[static_cast<size_t>(tables) + 1] != kNoValue;
+  Dim bags;
+  int64_t numSlots;
+  if (hasOffsets) {
+    const TensorType& off = g.type(n.inputs[static_cast<size_t>(tables) + 1]);
+    if (idx.rank() != 2 || off.rank() != 2) return invalidArgument("with offsets, indices must be [S, L] and offsets [S, B]");
+    if (off.dims[0] != idx.dims[0]) return invalidArgument("indices and offsets disagree on the number of slots");
+    bags = off.dims[1];
+    if (intAttr(n, "include_last_offset") != 0) {
+      if (isSymbolic(bags)) return unsupported("include_last_offset with a symbolic number of bags");
+      bags -= 1;
+    }
+    numSlots = idx.dims[0];
+  } else {
+    if (idx.rank() != 2 && idx.rank() != 3) return invalidArgument("without offsets, indices must be [B, S] or [B, S, P]");
+    bags = idx.dims[0];
+    numSlots = idx.dims[1];
+  }
+  if (isSymbolic(numSlots)) return unsupported("a symbolic number of id slots");
+  Dim width = 0;
+  DType dtype = g.type(n.inputs[0]).dtype;
+  for (int64_t t = 0; t < tables; ++t) {
+    const TensorType& table = g.type(n.inputs[static_cast<size_t>(t)]);
+    if (table.rank() != 2 || isSymbolic(table.dims[1])) return invalidArgument("table " + std::to_string(t) + " must be [rows, dim]");
+    if (table.dtype != dtype) return invalidArgument("tables must share one element type");
+    int64_t s = slots[static_cast<size_t>(t)];
+    if (s < 0 || s >= numSlots) {
+      return invalidArgument("slot " + std::to_string(s) + " of table " + std::to_string(t) + " is out of range [0, " +
+                             std::to_string(numSlots) + ")");
+    }
+    width += table.dims[1];
+  }
+  outs = {TensorType{dtype, {bags, width}}};
+  return Status::ok();
+}
+
 static Status requireFieldTensor(const Graph& g, ValueId v, const char* what) {
   if (g.type(v).rank() != 3) return invalidArgument(std::string(what) + " must be [B, fields, dim]");
   return Status::ok();

@@ -1,6 +1,9 @@
 // MLIR literal spellings for the HIR text form (see ir/text_format.h).
 #include "ir/text_format.h"
 
+#include <cmath>
+#include <variant>
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -171,6 +174,29 @@ std::string denseLiteral(const Tensor& t) {
     appendHex(t, out);
   }
   return out + ">";
+}
+
+std::string attrLiteral(const AttrValue& v) {
+  struct Visitor {
+    std::string operator()(int64_t i) const { return std::to_string(i) + " : i64"; }
+    std::string operator()(double d) const { return formatF64(d) + " : f64"; }
+    std::string operator()(const std::string& s) const { return quote(s); }
+    std::string operator()(const std::vector<int64_t>& l) const {
+      std::string s = "[";
+      for (size_t i = 0; i < l.size(); ++i) s += (i ? ", " : "") + std::to_string(l[i]);
+      return s + "]";
+    }
+    std::string operator()(const std::vector<double>& l) const {
+      // A non-finite element is a bit pattern, which needs its type in MLIR.
+      std::string s = "[";
+      for (size_t i = 0; i < l.size(); ++i) {
+        s += (i ? ", " : "") + formatF64(l[i]);
+        if (!std::isfinite(l[i])) s += " : f64";
+      }
+      return s + "]";
+    }
+  };
+  return std::visit(Visitor{}, v);
 }
 
 }  // namespace cagr::text

@@ -30,6 +30,9 @@ std::string formatHalf(uint16_t bits, bool bf16);
 /// MLIR string literal with MLIR escapes (`\\`, `\22`, `\0A`, ...).
 std::string quote(std::string_view s);
 
+/// An attribute value: `1 : i64`, `0.5 : f64`, `"s"`, `[1, 2]`, `[1.0, 2.5]`.
+std::string attrLiteral(const AttrValue& v);
+
 /// `tensor<?x13xf32>`: symbolic dims print as '?'.
 std::string tensorTypeString(const TensorType& t);
 

@@ -104,6 +104,55 @@ CAGR_REF_KERNEL(EmbeddingBag) {
   });
 }
 
+// Table-batched bags: each table pools the ids of its slot into its column
+// block, through the same bagBounds / poolBags as EmbeddingBag.
+CAGR_REF_KERNEL(EmbeddingBags) {
+  size_t tables = static_cast<size_t>(intAttr(n, "num_tables"));
+  const Tensor& idx = *in[tables];
+  const Tensor* offsets = in.size() > tables + 1 ? in[tables + 1] : nullptr;
+  CAGR_RETURN_IF_ERROR(requireIndexType(idx, "indices"));
+  std::string mode = stringAttr(n, "mode");
+  std::vector<int64_t> slots = intsAttr(n, "slots");
+  int64_t bags = out[0].dim(0), width = out[0].dim(1);
+  int64_t col = 0;
+  for (size_t t = 0; t < tables; ++t) {
+    int64_t slot = slots.empty() ? static_cast<int64_t>(t) : slots[t];
+    // The slot's ids (and offsets) as the EmbeddingBag kernel expects them.
+    Tensor ids, off;
+    if (offsets != nullptr) {
+      int64_t len = idx.dim(1), count = offsets->dim(1);
+      ids = Tensor(DType::kI64, {len});
+      off = Tensor(DType::kI64, {count});
+      for (int64_t i = 0; i < len; ++i) ids.data<int64_t>()[i] = idx.getI64(slot * len + i);
+      for (int64_t i = 0; i < count; ++i) off.data<int64_t>()[i] = offsets->getI64(slot * count + i);
+    } else {
+      int64_t numSlots = idx.dim(1), pooling = idx.rank() == 3 ? idx.dim(2) : 1;
+      ids = Tensor(DType::kI64, {bags, pooling});
+      for (int64_t b = 0; b < bags; ++b) {
+        for (int64_t p = 0; p < pooling; ++p) {
+          ids.data<int64_t>()[b * pooling + p] = idx.getI64((b * numSlots + slot) * pooling + p);
+        }
+      }
+    }
+    const Tensor& table = *in[t];
+    int64_t dim = table.dim(1);
+    Tensor pooled(table.dtype(), {bags, dim});
+    auto bounds = bagBounds(n, ids, offsets != nullptr ? &off : nullptr, bags);
+    if (!bounds.isOk()) return bounds.status().withContext("slot " + std::to_string(slot));
+    Status st = visitFloat(table.dtype(), [&](auto tag) -> Status {
+      using T = decltype(tag);
+      CAGR_RETURN_IF_ERROR(poolBags<T>(table, ids, nullptr, *bounds, mode, pooled));
+      for (int64_t b = 0; b < bags; ++b) {
+        std::copy_n(pooled.data<T>() + b * dim, dim, out[0].data<T>() + b * width + col);
+      }
+      return Status::ok();
+    });
+    CAGR_RETURN_IF_ERROR(st.withContext("table " + std::to_string(t)));
+    col += dim;
+  }
+  return Status::ok();
+}
+
 CAGR_REF_KERNEL(Interaction) {
   const Tensor& x = *in[0];
   int64_t batch = x.dim(0), fields = x.dim(1), dim = x.dim(2);

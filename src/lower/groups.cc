@@ -1,0 +1,267 @@
+// Fusion groups: which node sets one kernel can run (classifyGroup), which
+// catalog kernels can run them on a target (kernelsFor), and the listing of
+// a plan's kernels (kernelGroups).
+#include <algorithm>
+
+#include "cagr/mir.h"
+#include "lower/op_sets.h"
+
+namespace cagr {
+namespace {
+
+std::string where(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  return "'" + n.name + "' (" + opInfo(n.op).name + ")";
+}
+
+bool isEltwiseOrView(OpKind k) { return ops::in(ops::kEltwise | ops::kViews, k); }
+
+// Consumers of each node's outputs (node indices), for the group checks.
+std::vector<std::vector<NodeId>> consumers(const Graph& g) {
+  std::vector<NodeId> producer(g.numValues(), -1);
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    for (ValueId v : g.nodes()[i].outputs) producer[static_cast<size_t>(v)] = static_cast<NodeId>(i);
+  }
+  std::vector<std::vector<NodeId>> out(g.nodes().size());
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    for (ValueId v : g.nodes()[i].inputs) {
+      if (v == kNoValue) continue;
+      NodeId p = producer[static_cast<size_t>(v)];
+      if (p >= 0) out[static_cast<size_t>(p)].push_back(static_cast<NodeId>(i));
+    }
+  }
+  return out;
+}
+
+// Connected (undirected, through member edges) and convex (no path from a
+// member through a non-member back into the group).
+Status checkConnectedConvex(const Graph& g, const std::vector<NodeId>& members) {
+  std::vector<char> in(g.nodes().size(), 0);
+  for (NodeId m : members) in[static_cast<size_t>(m)] = 1;
+  auto cons = consumers(g);
+  // Connectivity: flood over member edges in both directions.
+  std::vector<std::vector<NodeId>> adj(g.nodes().size());
+  for (NodeId m : members) {
+    for (NodeId c : cons[static_cast<size_t>(m)]) {
+      if (in[static_cast<size_t>(c)]) {
+        adj[static_cast<size_t>(m)].push_back(c);
+        adj[static_cast<size_t>(c)].push_back(m);
+      }
+    }
+  }
+  std::vector<char> seen(g.nodes().size(), 0);
+  std::vector<NodeId> stack{members.front()};
+  seen[static_cast<size_t>(members.front())] = 1;
+  size_t reached = 0;
+  while (!stack.empty()) {
+    NodeId x = stack.back();
+    stack.pop_back();
+    ++reached;
+    for (NodeId y : adj[static_cast<size_t>(x)]) {
+      if (!seen[static_cast<size_t>(y)]) {
+        seen[static_cast<size_t>(y)] = 1;
+        stack.push_back(y);
+      }
+    }
+  }
+  if (reached != members.size()) return invalidArgument("the nodes are not connected");
+  // Convexity: nodes reachable from the group through a non-member must not
+  // be members. Nodes are in topological order, so one forward sweep works.
+  std::vector<char> tainted(g.nodes().size(), 0);
+  NodeId first = *std::min_element(members.begin(), members.end());
+  for (size_t i = static_cast<size_t>(first); i < g.nodes().size(); ++i) {
+    bool fromOutside = tainted[i] && !in[i];
+    if (tainted[i] && in[i]) {
+      return invalidArgument("not convex: " + where(g, static_cast<NodeId>(i)) +
+                             " depends on the group through a node outside it");
+    }
+    if (in[i] || fromOutside) {
+      for (NodeId c : cons[i]) {
+        if (!in[i] || !in[static_cast<size_t>(c)]) tainted[static_cast<size_t>(c)] = 1;
+      }
+    }
+  }
+  return Status::ok();
+}
+
+Pattern naturalPattern(OpKind k) {
+  if (ops::in(ops::kGemmLike, k)) return Pattern::kGemm;
+  if (ops::in(ops::kLookups, k)) return Pattern::kGather;
+  if (ops::in(ops::kReductions, k)) return Pattern::kReduce;
+  if (isEltwiseOrView(k)) return Pattern::kEltwise;
+  if (k == OpKind::kInteraction) return Pattern::kInteraction;
+  if (k == OpKind::kFM) return Pattern::kFM;
+  if (k == OpKind::kCIN) return Pattern::kCin;
+  return Pattern::kSingle;
+}
+
+// Lookups + views + concats feeding one Interaction / FM, optionally followed
+// by the concat that joins its output with the dense part.
+StatusOr<GroupShape> classifyRecGroup(const Graph& g, const std::vector<NodeId>& members, NodeId rec) {
+  GroupShape s{g.node(rec).op == OpKind::kInteraction ? Pattern::kInteraction : Pattern::kFM, rec};
+  for (NodeId m : members) {
+    OpKind k = g.node(m).op;
+    if (m == rec || ops::in(ops::kLookups | ops::kViews, k)) continue;
+    if (k == OpKind::kConcat) continue;
+    return invalidArgument(where(g, m) + " cannot join a fused " + patternName(s.pattern) + " kernel");
+  }
+  int tailConcats = 0;
+  for (NodeId m : members) tailConcats += m > rec && g.node(m).op == OpKind::kConcat ? 1 : 0;
+  if (tailConcats > 1) return invalidArgument("more than one concat after the " + std::string(patternName(s.pattern)));
+  return s;
+}
+
+}  // namespace
+
+StatusOr<GroupShape> classifyGroup(const Graph& g, const std::vector<NodeId>& members) {
+  if (members.empty()) return invalidArgument("empty group");
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i] < 0 || static_cast<size_t>(members[i]) >= g.nodes().size()) {
+      return invalidArgument("node id " + std::to_string(members[i]) + " out of range");
+    }
+    if (i > 0 && members[i] <= members[i - 1]) return invalidArgument("group members must be in graph order");
+  }
+  if (members.size() == 1) return GroupShape{naturalPattern(g.node(members[0]).op), members[0]};
+  CAGR_RETURN_IF_ERROR(checkConnectedConvex(g, members));
+  std::vector<NodeId> anchors;
+  for (NodeId m : members) {
+    if (!isEltwiseOrView(g.node(m).op)) anchors.push_back(m);
+  }
+  for (NodeId m : anchors) {
+    OpKind k = g.node(m).op;
+    if (k == OpKind::kInteraction || k == OpKind::kFM) return classifyRecGroup(g, members, m);
+  }
+  if (anchors.empty()) return GroupShape{Pattern::kEltwise, members.front()};
+  if (anchors.size() > 1) {
+    return invalidArgument("two anchors " + where(g, anchors[0]) + " and " + where(g, anchors[1]) +
+                           ": one kernel runs one GEMM / lookup / reduction");
+  }
+  NodeId a = anchors[0];
+  OpKind k = g.node(a).op;
+  if (ops::in(ops::kGemmLike, k) || ops::in(ops::kLookups, k)) {
+    if (a != members.front()) return invalidArgument(where(g, a) + " must come first: only epilogues fuse into it");
+    return GroupShape{ops::in(ops::kGemmLike, k) ? Pattern::kGemm : Pattern::kGather, a};
+  }
+  if (ops::in(ops::kReductions, k)) {
+    if (a != members.back()) return invalidArgument(where(g, a) + " must come last: a reduction ends its kernel");
+    return GroupShape{Pattern::kReduce, a};
+  }
+  return invalidArgument(where(g, a) + " has no fused kernel");
+}
+
+std::vector<KernelId> kernelsFor(const Graph& g, const std::vector<NodeId>& members, const GroupShape& shape,
+                                 const Target& t, std::string* why) {
+  std::vector<KernelId> out;
+  const auto& cat = kernelCatalog();
+  Precision math = g.node(shape.anchor).mir.math;
+  std::string reason;
+  for (size_t id = 1; id < cat.size(); ++id) {
+    const KernelInfo& k = cat[id];
+    if (k.backend != t.backend || k.pattern != shape.pattern) continue;
+    if (!(k.mathModes & (1u << static_cast<int>(math)))) {
+      reason = std::string(k.name) + " has no " + precisionName(math) + " math";
+      continue;
+    }
+    bool ok = true;
+    if (shape.pattern == Pattern::kGemm || shape.pattern == Pattern::kGather) {
+      for (NodeId m : members) {
+        if (m == shape.anchor || ops::in(k.epilogueOps, g.node(m).op)) continue;
+        reason = std::string(k.name) + "'s epilogue cannot take " + where(g, m);
+        ok = false;
+        break;
+      }
+    }
+    if (ok) out.push_back(static_cast<KernelId>(id));
+  }
+  if (out.empty() && why != nullptr) {
+    *why = reason.empty() ? std::string("no ") + backendName(t.backend) + " kernel runs a " +
+                                patternName(shape.pattern) + " group"
+                          : reason;
+  }
+  return out;
+}
+
+std::vector<std::vector<NodeId>> kernelGroups(const Graph& g) {
+  std::vector<std::vector<NodeId>> out;
+  std::vector<std::pair<int32_t, size_t>> slot;  // group label -> index in out
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    int32_t label = g.nodes()[i].mir.group;
+    if (label < 0) {
+      out.push_back({static_cast<NodeId>(i)});
+      continue;
+    }
+    auto it = std::find_if(slot.begin(), slot.end(), [&](const auto& p) { return p.first == label; });
+    if (it == slot.end()) {
+      slot.emplace_back(label, out.size());
+      out.push_back({static_cast<NodeId>(i)});
+    } else {
+      out[it->second].push_back(static_cast<NodeId>(i));
+    }
+  }
+  return out;
+}
+
+int32_t newGroupLabel(const Graph& g) {
+  int32_t m = -1;
+  for (const Node& n : g.nodes()) m = std::max(m, n.mir.group);
+  return m + 1;
+}
+
+Status verifyPlan(const Graph& g, const Target& t) {
+  CAGR_RETURN_IF_ERROR(g.verify());
+  for (const auto& members : kernelGroups(g)) {
+    const Node& first = g.node(members.front());
+    std::string at = "node '" + first.name + "'";
+    auto shape = classifyGroup(g, members);
+    if (!shape.isOk()) return shape.status().withContext("fusion group of " + at);
+    for (NodeId m : members) {
+      if (g.node(m).mir.kernel != first.mir.kernel) {
+        return invalidArgument("fusion group of " + at + ": members name different kernels");
+      }
+      if (g.node(m).mir.stream != first.mir.stream) {
+        return invalidArgument("fusion group of " + at + ": members are on different streams");
+      }
+    }
+    KernelId k = first.mir.kernel;
+    if (k != 0) {
+      if (kernelInfo(k).backend != t.backend) {
+        return invalidArgument(at + ": kernel " + kernelInfo(k).name + " is not a " + backendName(t.backend) + " kernel");
+      }
+      std::string why;
+      auto ok = kernelsFor(g, members, *shape, t, &why);
+      if (std::find(ok.begin(), ok.end(), k) == ok.end()) {
+        if (why.empty()) why = std::string(kernelInfo(k).name) + " does not run a " + patternName(shape->pattern) + " group";
+        return invalidArgument(at + ": " + why);
+      }
+    } else if (members.size() > 1 && shape->pattern != Pattern::kEltwise) {
+      std::string why;
+      if (kernelsFor(g, members, *shape, t, &why).empty()) return invalidArgument("fusion group of " + at + ": " + why);
+    }
+    for (NodeId m : members) {
+      const Node& n = g.node(m);
+      if (n.mir.stream < 0 || n.mir.stream >= t.streams) {
+        return invalidArgument("node '" + n.name + "': stream " + std::to_string(n.mir.stream) + " but " +
+                               t.hw.name + " runs " + std::to_string(t.streams));
+      }
+      if (n.mir.math != Precision::kF32 && (!t.supportsMath(n.mir.math) || !ops::in(ops::kGemmLike | ops::bit(OpKind::kCIN), n.op))) {
+        return invalidArgument("node '" + n.name + "': " + precisionName(n.mir.math) + " math is not available for " +
+                               opInfo(n.op).name + " on " + t.hw.name);
+      }
+    }
+  }
+  for (size_t v = 0; v < g.numValues(); ++v) {
+    const Value& val = g.value(static_cast<ValueId>(v));
+    if (val.mir.storage != Precision::kF32 && !t.supportsStorage(val.mir.storage)) {
+      return invalidArgument("value '" + val.name + "': " + precisionName(val.mir.storage) + " storage on " + t.hw.name);
+    }
+    if (val.mir.storage == Precision::kInt8Rowwise && (val.constant < 0 || val.type.rank() != 2)) {
+      return invalidArgument("value '" + val.name + "': int8_rowwise is for 2-D constant tables only");
+    }
+    if (val.mir.layout != Layout::kRowMajor && val.constant < 0) {
+      return invalidArgument("value '" + val.name + "': layouts are chosen for constant weights only");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace cagr

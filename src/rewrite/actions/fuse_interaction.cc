@@ -1,0 +1,17 @@
+// SCAFFOLD (being written this session): fuse_interaction — replace this whole file.
+#include "rewrite/actions.h"
+
+namespace cagr::rewrites {
+namespace {
+class Impl : public Rewrite {
+ public:
+  ActionKind kind() const override { return ActionKind::kFuseInteraction; }
+  void candidates(const Graph&, const Target&, bool, std::vector<Candidate>&) const override {}
+  Status apply(Graph&, const Target&, const Action&) const override { return unsupported("not written yet"); }
+};
+}  // namespace
+const Rewrite* fuseInteraction() {
+  static const Impl r;
+  return &r;
+}
+}  // namespace cagr::rewrites
