@@ -4,41 +4,22 @@
 #include <algorithm>
 
 #include "cagr/mir.h"
+#include "ir/graph_queries.h"
 #include "lower/op_sets.h"
 
 namespace cagr {
 namespace {
 
-std::string where(const Graph& g, NodeId id) {
-  const Node& n = g.node(id);
-  return "'" + n.name + "' (" + opInfo(n.op).name + ")";
-}
+std::string where(const Graph& g, NodeId id) { return nodeWhere(g, id); }
 
 bool isEltwiseOrView(OpKind k) { return ops::in(ops::kEltwise | ops::kViews, k); }
-
-// Consumers of each node's outputs (node indices), for the group checks.
-std::vector<std::vector<NodeId>> consumers(const Graph& g) {
-  std::vector<NodeId> producer(g.numValues(), -1);
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    for (ValueId v : g.nodes()[i].outputs) producer[static_cast<size_t>(v)] = static_cast<NodeId>(i);
-  }
-  std::vector<std::vector<NodeId>> out(g.nodes().size());
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    for (ValueId v : g.nodes()[i].inputs) {
-      if (v == kNoValue) continue;
-      NodeId p = producer[static_cast<size_t>(v)];
-      if (p >= 0) out[static_cast<size_t>(p)].push_back(static_cast<NodeId>(i));
-    }
-  }
-  return out;
-}
 
 // Connected (undirected, through member edges) and convex (no path from a
 // member through a non-member back into the group).
 Status checkConnectedConvex(const Graph& g, const std::vector<NodeId>& members) {
   std::vector<char> in(g.nodes().size(), 0);
   for (NodeId m : members) in[static_cast<size_t>(m)] = 1;
-  auto cons = consumers(g);
+  auto cons = nodeConsumers(g);
   // Connectivity: flood over member edges in both directions.
   std::vector<std::vector<NodeId>> adj(g.nodes().size());
   for (NodeId m : members) {
