@@ -24,14 +24,23 @@ struct KernelEstimate {
   std::string shapeClass;  // efficiency class used ("gemm.small", ...)
 };
 
-/// Modelled latency and memory of a graph on one platform.
+/// One kernel of a plan (a fusion group or a single node).
+struct GroupEstimate {
+  std::vector<NodeId> members;  // graph order
+  KernelEstimate estimate;
+  int stream = 0;
+  double startS = 0, endS = 0;  // on the modelled timeline
+};
+
+/// Modelled latency and memory of a graph (HIR or MIR plan) on one platform.
 struct GraphEstimate {
   double latencyS = 0;          // critical path over the stream assignment (one stream: the sum)
   double serialS = 0;           // sum of kernel times
   double launchS = 0;           // share of latency spent in launch / dispatch
   double variance = 0;          // V_H: relative run-to-run std, from the profile
   int64_t peakMemoryBytes = 0;  // weights + peak live activations
-  std::vector<KernelEstimate> nodes;  // parallel to Graph::nodes()
+  std::vector<KernelEstimate> nodes;  // parallel to Graph::nodes(); a group's cost sits on its anchor
+  std::vector<GroupEstimate> kernels; // in schedule order
   const char* kind = "modelled";
 };
 
@@ -54,7 +63,9 @@ class CostModel {
   /// Nodes `group` (indices into g.nodes(), producer before consumer) as one kernel.
   virtual FusedGroupEstimate fusedGroup(const Graph& g, const GraphStats& stats,
                                         const std::vector<NodeId>& group) const = 0;
-  /// The whole graph; `streams` (optional, parallel to nodes) assigns streams.
+  /// The whole graph with its MIR decisions (fusion groups, kernels,
+  /// precisions, layouts, streams); `streams` (optional, parallel to nodes)
+  /// overrides the nodes' mir.stream.
   virtual StatusOr<GraphEstimate> graph(const Graph& g, const SymbolBindings& bindings,
                                         const std::vector<int>& streams = {}) const = 0;
 };
@@ -70,6 +81,10 @@ class RooflineCostModel : public CostModel {
   StatusOr<GraphEstimate> graph(const Graph& g, const SymbolBindings& bindings,
                                 const std::vector<int>& streams = {}) const override;
 
+  /// graph() with the graph's stats already computed at `bindings` (the RL
+  /// environment keeps them while only decisions change).
+  StatusOr<GraphEstimate> graphWithStats(const Graph& g, const GraphStats& stats, const SymbolBindings& bindings,
+                                         const std::vector<int>& streams = {}) const;
   /// Which kernel implementation and shape class a node is priced as.
   std::pair<std::string, std::string> kernelClass(const Graph& g, const Node& n, const NodeStats& stats) const;
   /// Prices raw counts as one call of `kernel` in `shapeClass` (benchmarks use it

@@ -99,6 +99,12 @@ std::vector<KernelId> kernelsFor(const Graph& g, const std::vector<NodeId>& memb
 /// Members of each fusion group and of each unfused node, in graph order:
 /// result[i] is one kernel's nodes. View-only singletons are included.
 std::vector<std::vector<NodeId>> kernelGroups(const Graph& g);
+/// The plan's kernels (kernelGroups) in an order that respects every data
+/// dependency between them — a topological order of the graph whose nodes
+/// are kernels. Fails, naming a node, when groups depend on each other in a
+/// cycle (each group convex is not enough). `labels` (one per node) replaces
+/// the nodes' mir.group, so a rewrite can test a regrouping without a copy.
+StatusOr<std::vector<std::vector<NodeId>>> scheduleKernels(const Graph& g, const std::vector<int32_t>* labels = nullptr);
 /// A fresh group label (one more than the largest in use).
 int32_t newGroupLabel(const Graph& g);
 

@@ -18,6 +18,14 @@ namespace cagr {
 /// with the declared dtype (i32 is accepted, and widened, where i64 is
 /// declared); shapes bind the graph's symbols. Kernel failures (e.g. an
 /// out-of-range embedding id) come back as "node 'name' (Op): ..." errors.
+///
+/// MIR precision decisions are honoured, so a plan's numerical error is
+/// measurable: a node with mir.math = tf32/bf16/f16 multiplies inputs rounded
+/// to that format (ties to even; bias operands stay f32) and accumulates as
+/// usual; a value with mir.storage = bf16/f16 is rounded where it is stored
+/// (a graph input or constant when read), and an int8_rowwise table is
+/// quantised per row and dequantised. Constants are converted once per call.
+/// A graph with every decision at f32 runs exactly as before.
 StatusOr<std::vector<Tensor>> runReference(const Graph& g, const std::vector<std::pair<std::string, Tensor>>& inputs);
 
 /// Outcome of compareTensors.

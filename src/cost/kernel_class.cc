@@ -37,17 +37,25 @@ std::string kernelPrecision(const std::string& kernel) {
   return "fp32";
 }
 
-// The fastest kernel of the graph's precision (fp32: HIR carries no reduced
-// precision until a plan sets it) that the profile knows for a shape class.
-std::string bestKernelFor(const HardwareProfile& hw, const std::string& shapeClass, const std::string& fallback) {
+}  // namespace
+
+std::string fastestKernel(const HardwareProfile& hw, const std::string& shapeClass, const std::string& precision,
+                          const std::string& fallback) {
   const KernelEfficiency* best = nullptr;
   for (const auto& e : hw.efficiencies) {
-    if (e.shapeClass != shapeClass || kernelPrecision(e.kernel) != "fp32") continue;
+    if (e.shapeClass != shapeClass || kernelPrecision(e.kernel) != precision) continue;
     double rate = e.flopsPerS > 0 ? e.flopsPerS : e.bytesPerS;
     double bestRate = best == nullptr ? -1 : (best->flopsPerS > 0 ? best->flopsPerS : best->bytesPerS);
     if (rate > bestRate) best = &e;
   }
   return best != nullptr ? best->kernel : fallback;
+}
+
+namespace {
+
+// The fastest fp32 kernel (HIR is fp32 until a plan sets a precision).
+std::string bestKernelFor(const HardwareProfile& hw, const std::string& shapeClass, const std::string& fallback) {
+  return fastestKernel(hw, shapeClass, "fp32", fallback);
 }
 
 bool hasClass(const HardwareProfile& hw, const std::string& shapeClass) {

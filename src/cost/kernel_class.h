@@ -21,6 +21,12 @@ struct Efficiency {
 std::pair<std::string, std::string> classifyKernel(const HardwareProfile& hw, const Graph& g, const Node& n,
                                                    const NodeStats& stats);
 
+/// The fastest kernel the profile lists for `shapeClass` whose name says it
+/// computes in `precision` ("fp32", "tf32", "bf16", "fp16": "cublas.sgemm_tf32",
+/// "cublaslt.bf16"), or `fallback` when it lists none.
+std::string fastestKernel(const HardwareProfile& hw, const std::string& shapeClass, const std::string& precision,
+                          const std::string& fallback);
+
 /// GEMM shape class from M, N, K: gemm.tiny / small / medium / large / skinny.
 std::string gemmShapeClass(double m, double n, double k);
 

@@ -91,32 +91,4 @@ FusedGroupEstimate RooflineCostModel::fusedGroup(const Graph& g, const GraphStat
   return f;
 }
 
-StatusOr<GraphEstimate> RooflineCostModel::graph(const Graph& g, const SymbolBindings& bindings,
-                                                 const std::vector<int>& streams) const {
-  CAGR_ASSIGN_OR_RETURN(GraphStats stats, computeStats(g, bindings));
-  GraphEstimate e;
-  e.variance = hw_.traits.runToRunVariance;
-  e.peakMemoryBytes = stats.paramBytes + stats.peakActivationBytes;
-  std::vector<double> ready(g.numValues(), 0.0);
-  std::vector<double> streamFree;
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    const Node& n = g.nodes()[i];
-    KernelEstimate k = kernel(g, n, stats.nodes[i]);
-    e.serialS += k.seconds;
-    e.launchS += k.launchS;
-    size_t s = streams.empty() ? 0 : static_cast<size_t>(std::max(0, streams[i]));
-    if (streamFree.size() <= s) streamFree.resize(s + 1, 0.0);
-    double start = streamFree[s];
-    for (ValueId v : n.inputs) {
-      if (v != kNoValue) start = std::max(start, ready[static_cast<size_t>(v)]);
-    }
-    double finish = start + k.seconds;
-    streamFree[s] = finish;
-    for (ValueId v : n.outputs) ready[static_cast<size_t>(v)] = finish;
-    e.latencyS = std::max(e.latencyS, finish);
-    e.nodes.push_back(std::move(k));
-  }
-  return e;
-}
-
 }  // namespace cagr

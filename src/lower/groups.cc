@@ -162,11 +162,13 @@ std::vector<KernelId> kernelsFor(const Graph& g, const std::vector<NodeId>& memb
   return out;
 }
 
-std::vector<std::vector<NodeId>> kernelGroups(const Graph& g) {
+namespace {
+
+std::vector<std::vector<NodeId>> groupByLabel(const Graph& g, const std::vector<int32_t>* labels) {
   std::vector<std::vector<NodeId>> out;
   std::vector<std::pair<int32_t, size_t>> slot;  // group label -> index in out
   for (size_t i = 0; i < g.nodes().size(); ++i) {
-    int32_t label = g.nodes()[i].mir.group;
+    int32_t label = labels != nullptr ? (*labels)[i] : g.nodes()[i].mir.group;
     if (label < 0) {
       out.push_back({static_cast<NodeId>(i)});
       continue;
@@ -182,6 +184,53 @@ std::vector<std::vector<NodeId>> kernelGroups(const Graph& g) {
   return out;
 }
 
+}  // namespace
+
+std::vector<std::vector<NodeId>> kernelGroups(const Graph& g) { return groupByLabel(g, nullptr); }
+
+StatusOr<std::vector<std::vector<NodeId>>> scheduleKernels(const Graph& g, const std::vector<int32_t>* labels) {
+  std::vector<std::vector<NodeId>> groups = groupByLabel(g, labels);
+  std::vector<int> kernelOf(g.nodes().size());
+  for (size_t k = 0; k < groups.size(); ++k) {
+    for (NodeId m : groups[k]) kernelOf[static_cast<size_t>(m)] = static_cast<int>(k);
+  }
+  // Kahn's algorithm over the kernel graph, preferring graph order.
+  std::vector<std::vector<int>> succ(groups.size());
+  std::vector<int> indegree(groups.size(), 0);
+  auto cons = nodeConsumers(g);
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    for (NodeId c : cons[i]) {
+      int a = kernelOf[i], b = kernelOf[static_cast<size_t>(c)];
+      if (a == b) continue;
+      succ[static_cast<size_t>(a)].push_back(b);
+      ++indegree[static_cast<size_t>(b)];
+    }
+  }
+  std::vector<std::vector<NodeId>> order;
+  std::vector<int> ready;
+  for (size_t k = groups.size(); k-- > 0;) {
+    if (indegree[k] == 0) ready.push_back(static_cast<int>(k));
+  }
+  while (!ready.empty()) {
+    auto lowest = std::min_element(ready.begin(), ready.end());
+    int k = *lowest;
+    ready.erase(lowest);
+    for (int s : succ[static_cast<size_t>(k)]) {
+      if (--indegree[static_cast<size_t>(s)] == 0) ready.push_back(s);
+    }
+    order.push_back(std::move(groups[static_cast<size_t>(k)]));
+  }
+  if (order.size() != groups.size()) {
+    for (size_t k = 0; k < groups.size(); ++k) {
+      if (indegree[k] > 0 && !groups[k].empty()) {
+        return invalidArgument("fusion groups depend on each other in a cycle (through " +
+                               nodeWhere(g, groups[k].front()) + ")");
+      }
+    }
+  }
+  return order;
+}
+
 int32_t newGroupLabel(const Graph& g) {
   int32_t m = -1;
   for (const Node& n : g.nodes()) m = std::max(m, n.mir.group);
@@ -190,6 +239,7 @@ int32_t newGroupLabel(const Graph& g) {
 
 Status verifyPlan(const Graph& g, const Target& t) {
   CAGR_RETURN_IF_ERROR(g.verify());
+  CAGR_RETURN_IF_ERROR(scheduleKernels(g).status());
   for (const auto& members : kernelGroups(g)) {
     const Node& first = g.node(members.front());
     std::string at = "node '" + first.name + "'";

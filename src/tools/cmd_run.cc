@@ -1,5 +1,6 @@
-// cagr run MODEL --inputs x.npz --output y.npz: executes the model on the
-// reference executor (the numerical oracle) and writes the outputs.
+// cagr run MODEL|PLAN --inputs x.npz --output y.npz: executes a model or a
+// plan (.cagr from cagr optimize; its precision decisions are emulated) on
+// the reference executor (the numerical oracle) and writes the outputs.
 #include <chrono>
 #include <iostream>
 
@@ -64,7 +65,7 @@ int runRun(const RunArgs& a) {
 void addRun(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand("run", "run a model on inputs from an .npz file");
-  cmd->add_option("model", args->model, "model (.onnx or .mlir)")->required();
+  cmd->add_option("model", args->model, "model (.onnx or .mlir) or plan (.cagr)")->required();
   cmd->add_option("--inputs", args->inputs, ".npz keyed by the graph's input names")->required();
   cmd->add_option("--output", args->output, ".npz to write, keyed by the graph's output names");
   cmd->add_option("--target", args->target, "reference (default) or cpu (the reference executor for now)");

@@ -17,7 +17,7 @@ StatusOr<LoadedModel> loadModel(const std::string& path, bool recognizePatterns)
     CAGR_ASSIGN_OR_RETURN(m.graph, importOnnx(path, opts, &m.report));
     return m;
   }
-  if (path.ends_with(".mlir")) {
+  if (path.ends_with(".mlir") || path.ends_with(".cagr")) {
     std::ifstream in(path);
     if (!in) return notFound("cannot open '" + path + "'");
     std::stringstream ss;
@@ -25,7 +25,7 @@ StatusOr<LoadedModel> loadModel(const std::string& path, bool recognizePatterns)
     CAGR_ASSIGN_OR_RETURN(m.graph, parseGraph(ss.str(), path));
     return m;
   }
-  return invalidArgument("'" + path + "': unknown model format (expected .onnx or .mlir)");
+  return invalidArgument("'" + path + "': unknown model format (expected .onnx, .mlir or a .cagr plan)");
 }
 
 int fail(const Status& s) {

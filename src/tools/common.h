@@ -12,7 +12,8 @@
 
 namespace cagr::tools {
 
-/// A loaded model: .onnx is imported, .mlir / .cagr-ir text is parsed.
+/// A loaded model: .onnx is imported; .mlir (IR text) and .cagr (a plan:
+/// MIR text with weights) are parsed.
 struct LoadedModel {
   Graph graph;
   ImportReport report;
@@ -30,5 +31,6 @@ void addInspect(CLI::App& app, int& exitCode);
 void addRun(CLI::App& app, int& exitCode);
 void addExport(CLI::App& app, int& exitCode);
 void addProfile(CLI::App& app, int& exitCode);
+void addOptimize(CLI::App& app, int& exitCode);
 
 }  // namespace cagr::tools

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   cagr::tools::addRun(app, exitCode);
   cagr::tools::addExport(app, exitCode);
   cagr::tools::addProfile(app, exitCode);
+  cagr::tools::addOptimize(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,17 +1,163 @@
-// SCAFFOLD (being written this session): fuse — replace this whole file.
+// fuse(a, b): a consumer b (reached from a directly or through views) joins
+// a's kernel group — Gemm + bias + activation, lookup + elementwise tail,
+// elementwise chains, eltwise prologue + reduction. Pays by never writing
+// the intermediate. Needs: a group classifyGroup accepts, a catalog kernel for
+// it on the target, the intermediate used only inside, one stream.
+#include <algorithm>
+#include <map>
+
+#include "ir/graph_queries.h"
+#include "lower/op_sets.h"
 #include "rewrite/actions.h"
+#include "rewrite/group_edit.h"
 
 namespace cagr::rewrites {
 namespace {
-class Impl : public Rewrite {
+
+struct Ctx {
+  const Graph& g;
+  const Target& t;
+  ValueUses uses;
+  std::vector<std::vector<NodeId>> consumers;
+  GroupIndex groups;
+  Ctx(const Graph& graph, const Target& target)
+      : g(graph), t(target), uses(valueUses(graph)), consumers(nodeConsumers(graph)), groups(graph) {}
+};
+
+// Why an output of `x` feeding `next` must still be written, or "".
+std::string escapes(const Ctx& c, NodeId x, NodeId next, const std::vector<NodeId>& merged) {
+  for (ValueId v : c.g.node(x).outputs) {
+    const auto& users = c.uses.consumers[static_cast<size_t>(v)];
+    if (std::find(users.begin(), users.end(), next) == users.end()) continue;
+    if (c.uses.isOutput[static_cast<size_t>(v)]) return "the output of " + nodeWhere(c.g, x) + " is a graph output";
+    for (NodeId u : users) {
+      if (!std::binary_search(merged.begin(), merged.end(), u)) {
+        return "the output of " + nodeWhere(c.g, x) + " is also used by " + nodeWhere(c.g, u);
+      }
+    }
+  }
+  return "";
+}
+
+// A member's explicit kernel that cannot run the merged group, as a reason.
+std::string kernelConflict(const Ctx& c, const std::vector<NodeId>& merged, const std::vector<KernelId>& ok) {
+  for (NodeId m : merged) {
+    KernelId k = c.g.node(m).mir.kernel;
+    if (k != 0 && std::find(ok.begin(), ok.end(), k) == ok.end()) {
+      return nodeWhere(c.g, m) + " runs " + kernelInfo(k).name + ", which cannot run the merged group";
+    }
+  }
+  return "";
+}
+
+// The reason fuse(a, b) through `views` is illegal, or "".
+std::string whyNot(const Ctx& c, NodeId a, const std::vector<NodeId>& views, NodeId b,
+                   const std::vector<NodeId>& merged) {
+  NodeId x = a;
+  for (NodeId next : views) {
+    if (std::string why = escapes(c, x, next, merged); !why.empty()) return why;
+    x = next;
+  }
+  if (std::string why = escapes(c, x, b, merged); !why.empty()) return why;
+  if (std::string why = mergeBlocker(c.g, c.groups, merged); !why.empty()) return why;
+  auto shape = classifyGroup(c.g, merged);
+  if (!shape.isOk()) {
+    return "fusing " + nodeWhere(c.g, b) + " after " + nodeWhere(c.g, a) + ": " + shape.status().message();
+  }
+  std::string why;
+  auto kernels = kernelsFor(c.g, merged, *shape, c.t, &why);
+  if (kernels.empty()) return why;
+  return kernelConflict(c, merged, kernels);
+}
+
+// Collects candidates; a later legal candidate replaces an earlier near miss
+// of the same group (same nodes = same action).
+class Collector {
+ public:
+  explicit Collector(bool explain) : explain_(explain) {}
+  void add(Candidate cand) {
+    if (!cand.legal() && !explain_) return;
+    auto it = seen_.find(cand.action.nodes);
+    if (it != seen_.end()) {
+      if (!cand.legal() || list_[it->second].legal()) return;
+      list_[it->second].action.nodes.clear();  // superseded near miss
+    }
+    seen_[cand.action.nodes] = list_.size();
+    list_.push_back(std::move(cand));
+  }
+  void flush(std::vector<Candidate>& out) {
+    for (Candidate& c : list_) {
+      if (!c.action.nodes.empty()) out.push_back(std::move(c));
+    }
+  }
+
+ private:
+  bool explain_;
+  std::map<std::vector<NodeId>, size_t> seen_;
+  std::vector<Candidate> list_;
+};
+
+bool isLoneView(const Ctx& c, NodeId n) {
+  return ops::in(ops::kViews, c.g.node(n).op) && c.groups.membersOf(n).size() == 1;
+}
+
+// Walks a's consumers from `from`, passing through lone views (no work of
+// their own: they join with whatever comes after them).
+void follow(const Ctx& c, NodeId a, NodeId from, std::vector<NodeId>& views, Collector& out) {
+  std::vector<NodeId> next = c.consumers[static_cast<size_t>(from)];
+  next.erase(std::unique(next.begin(), next.end()), next.end());
+  for (NodeId b : next) {
+    if (c.groups.sameGroup(a, b)) continue;
+    if (isLoneView(c, b)) {
+      views.push_back(b);
+      follow(c, a, b, views, out);
+      views.pop_back();
+      continue;
+    }
+    std::vector<NodeId> merged = unite(unite(c.groups.membersOf(a), views), c.groups.membersOf(b));
+    Candidate cand;
+    cand.reason = whyNot(c, a, views, b, merged);
+    cand.action.kind = ActionKind::kFuse;
+    cand.action.nodes = std::move(merged);
+    out.add(std::move(cand));
+  }
+}
+
+class Fuse : public Rewrite {
  public:
   ActionKind kind() const override { return ActionKind::kFuse; }
-  void candidates(const Graph&, const Target&, bool, std::vector<Candidate>&) const override {}
-  Status apply(Graph&, const Target&, const Action&) const override { return unsupported("not written yet"); }
+
+  void candidates(const Graph& g, const Target& t, bool explain, std::vector<Candidate>& out) const override {
+    Ctx c(g, t);
+    Collector col(explain);
+    std::vector<NodeId> views;
+    for (NodeId a = 0; a < static_cast<NodeId>(g.nodes().size()); ++a) {
+      if (onlyViews(g, c.groups.membersOf(a))) continue;  // views fuse only with real work
+      follow(c, a, a, views, col);
+    }
+    col.flush(out);
+  }
+
+  Status apply(Graph& g, const Target& t, const Action& a) const override {
+    CAGR_RETURN_IF_ERROR(checkOffered(*this, g, t, a));
+    auto shape = classifyGroup(g, a.nodes);
+    if (!shape.isOk()) return shape.status();
+    auto ok = kernelsFor(g, a.nodes, *shape, t, nullptr);
+    KernelId kernel = 0;
+    for (NodeId m : a.nodes) {
+      KernelId k = g.node(m).mir.kernel;
+      if (k != 0 && std::find(ok.begin(), ok.end(), k) != ok.end()) kernel = k;
+    }
+    setGroup(g, a.nodes, kernel);
+    return Status::ok();
+  }
 };
+
 }  // namespace
+
 const Rewrite* fuse() {
-  static const Impl r;
+  static const Fuse r;
   return &r;
 }
+
 }  // namespace cagr::rewrites

@@ -1,14 +1,17 @@
 // The reference executor: checks the inputs against the graph's signature,
 // binds symbols, then runs the nodes in order with the reference kernels,
-// freeing each intermediate after its last use. Also compareTensors.
+// freeing each intermediate after its last use; a plan's precision decisions
+// go through ref::PrecisionEmulator. Also compareTensors.
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "cagr/reference.h"
 #include "ir/op_table.h"
 #include "runtime/reference/kernel_util.h"
 #include "runtime/reference/kernels.h"
+#include "runtime/reference/precision.h"
 
 namespace cagr {
 namespace {
@@ -61,13 +64,18 @@ std::string nodeWhere(const Node& n) { return "node '" + n.name + "' (" + opInfo
 
 // Executes the nodes of `g` over `slots` (one tensor per value; inputs and
 // constants already placed) and frees intermediates after their last use.
-Status runNodes(const Graph& g, const SymbolBindings& bindings, std::vector<Tensor>& slots) {
+// `emu` (null for an all-f32 graph) applies reduced math and storage.
+Status runNodes(const Graph& g, const SymbolBindings& bindings, std::vector<Tensor>& slots,
+                ref::PrecisionEmulator* emu) {
   std::vector<int> uses = g.useCounts();
   std::vector<const Tensor*> operands;
   std::vector<Tensor> results;
   for (const Node& n : g.nodes()) {
     operands.clear();
     for (ValueId v : n.inputs) operands.push_back(v == kNoValue ? nullptr : &slots[static_cast<size_t>(v)]);
+    if (emu != nullptr && n.mir.math != Precision::kF32) {
+      CAGR_RETURN_IF_ERROR(emu->roundOperands(n, operands).withContext(nodeWhere(n)));
+    }
     results.clear();
     for (ValueId v : n.outputs) {
       const TensorType& t = g.type(v);
@@ -82,6 +90,7 @@ Status runNodes(const Graph& g, const SymbolBindings& bindings, std::vector<Tens
       if (results[i].dtype() != t.dtype || results[i].shape() != *bindings.resolve(t.dims)) {
         return internalError(nodeWhere(n) + ": kernel produced " + results[i].typeString() + " for " + g.typeString(t));
       }
+      if (emu != nullptr) CAGR_RETURN_IF_ERROR(emu->store(n.outputs[i], results[i]).withContext(nodeWhere(n)));
       slots[static_cast<size_t>(n.outputs[i])] = std::move(results[i]);
     }
     for (ValueId v : n.outputs) {
@@ -108,7 +117,12 @@ StatusOr<std::vector<Tensor>> runReference(const Graph& g, const std::vector<std
   for (size_t v = 0; v < g.numValues(); ++v) {
     if (const Tensor* c = g.constant(static_cast<ValueId>(v))) slots[v] = *c;  // shares storage, read-only
   }
-  CAGR_RETURN_IF_ERROR(runNodes(g, bindings, slots));
+  std::optional<ref::PrecisionEmulator> emu;
+  if (ref::hasPrecisionDecisions(g)) {
+    emu.emplace(g);
+    CAGR_RETURN_IF_ERROR(emu->storeSources(slots));  // constants converted once per run
+  }
+  CAGR_RETURN_IF_ERROR(runNodes(g, bindings, slots, emu ? &*emu : nullptr));
 
   std::vector<Tensor> results;
   for (ValueId v : g.outputs()) {

@@ -1,0 +1,110 @@
+// The environment policies act in (DESIGN §4): state s_t = (G_t, c_H), legal
+// actions from the rewrite engine, transitions by applying one, and the
+// reward R = -dL/L0 - lambda_m * dM/M0 - lambda_c * dV, where L is the
+// modelled latency, M the modelled peak memory and V the modelled normalised
+// run-to-run variance of the current plan (summed over an episode the reward
+// is -(L_T - L0)/L0 - lambda_m (M_T - M0)/M0 - lambda_c (V_T - V0)). Every
+// figure here is modelled by the cost model on the target's profile.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cagr/cost.h"
+#include "cagr/graph.h"
+#include "cagr/mir.h"
+#include "cagr/rewrite.h"
+
+namespace cagr {
+
+struct EnvConfig {
+  int64_t batch = 256;     // binds N (and other symbols: batch * pooling)
+  int64_t pooling = 1;
+  double lambdaM = 0.1;    // weight of peak memory in the reward
+  double lambdaC = 0.2;    // weight of run-to-run variance
+  int maxSteps = 64;       // episode length limit (then done)
+  bool verify = false;     // run verifyPlan after every step (tests)
+};
+
+/// What a learned policy sees: node features, edges, the hardware context
+/// vector c_H, and one feature row per legal action.
+struct Observation {
+  static constexpr int kNodeFeatures = 16;
+  static constexpr int kActionFeatures = kNumActionKinds + 4;
+  int numNodes = 0;
+  std::vector<float> nodeFeatures;     // numNodes x kNodeFeatures, row-major
+  std::vector<std::pair<int, int>> edges;  // producer node -> consumer node
+  std::vector<float> hw;               // contextVector(profile)
+  std::vector<float> actionFeatures;   // legal actions x kActionFeatures
+  std::vector<std::vector<int>> actionNodes;  // nodes each legal action touches
+};
+
+/// One applied action and what it changed (modelled).
+struct Decision {
+  Action action;
+  std::string label;
+  double latencyBeforeS = 0, latencyAfterS = 0;
+  int64_t memoryBefore = 0, memoryAfter = 0;
+  double reward = 0;
+};
+
+class Env {
+ public:
+  Env();
+  /// Starts an episode on `g` (HIR or a partial plan) for `t`.
+  Status reset(const Graph& g, const Target& t, const EnvConfig& cfg = {});
+  /// Legal candidates of the current state; stop is always last.
+  const std::vector<Candidate>& legalActions() const { return legal_; }
+  struct StepResult {
+    double reward = 0;
+    bool done = false;
+  };
+  /// Applies legal action `index` (stop ends the episode).
+  StatusOr<StepResult> step(size_t index);
+  /// Applies `a` (must be legal in the current state).
+  StatusOr<StepResult> step(const Action& a);
+  /// Reward `index` would earn, without changing the state.
+  StatusOr<double> peek(size_t index) const;
+  Observation observe() const;
+  /// An independent copy (shares the immutable target and constant data).
+  Env clone() const { return *this; }
+
+  const Graph& graph() const { return g_; }
+  const Target& target() const { return *target_; }
+  const EnvConfig& config() const { return cfg_; }
+  const GraphEstimate& estimate() const { return est_; }
+  double initialLatencyS() const { return l0_; }
+  int64_t initialMemory() const { return m0_; }
+  double initialVariance() const { return v0_; }
+  /// Sum of rewards so far.
+  double episodeReturn() const { return return_; }
+  const std::vector<Decision>& decisions() const { return decisions_; }
+  bool done() const { return done_; }
+  int steps() const { return steps_; }
+
+ private:
+  Status refresh(bool structureChanged);
+  double rewardFor(const GraphEstimate& before, const GraphEstimate& after) const;
+
+  Graph g_;
+  std::shared_ptr<const Target> target_;
+  std::shared_ptr<const RooflineCostModel> model_;
+  EnvConfig cfg_;
+  SymbolBindings bindings_;
+  GraphStats stats_;  // valid for the current graph structure
+  GraphEstimate est_;
+  std::vector<Candidate> legal_;
+  std::vector<Decision> decisions_;
+  double l0_ = 0, v0_ = 0, return_ = 0;
+  int64_t m0_ = 0;
+  int steps_ = 0;
+  bool done_ = false;
+};
+
+/// True for actions that only change MIR decisions (not the HIR structure):
+/// the graph's stats stay valid and the action can be undone by restoring
+/// decisions.
+bool decisionOnly(const Action& a);
+
+}  // namespace cagr

@@ -1,0 +1,49 @@
+// Policies (DESIGN §4): what to do, given the legal actions the rewrite
+// engine offers and the rewards the cost model gives. All behind one
+// interface: none, random, greedy, beam (width k), exhaustive (small graphs);
+// the learned GAT+FiLM policy (issue 7) is another implementation.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cagr/env.h"
+
+namespace cagr {
+
+struct PolicyOptions {
+  int beamWidth = 8;
+  uint64_t seed = 1;
+  int exhaustiveMaxNodes = 40;   // exhaustive refuses larger graphs
+  int exhaustiveMaxStates = 200000;
+  double minGain = 1e-6;         // greedy / beam stop below this reward
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string name() const = 0;
+  /// Drives `env` (just reset) until it is done or the policy stops. On
+  /// return `env` holds the chosen plan.
+  virtual Status run(Env& env) = 0;
+};
+
+/// "none", "random", "greedy", "beam" (width from options), "beam:K", "exhaustive".
+StatusOr<std::unique_ptr<Policy>> makePolicy(const std::string& name, const PolicyOptions& opts = {});
+
+/// The result of optimizing one graph for one target.
+struct OptimizeResult {
+  Graph plan;                       // MIR with decisions and metadata
+  std::vector<Decision> decisions;  // applied actions, in order
+  GraphEstimate baseline, final;    // modelled, on the target's profile
+  double optimizeSeconds = 0;       // measured wall time of the search
+  double episodeReturn = 0;         // sum of rewards (modelled)
+  std::string policy;
+};
+
+/// Resets an environment on `g`, runs `policy`, and returns the plan with
+/// metadata (cagr.target, cagr.policy, cagr.batch, modelled latencies).
+StatusOr<OptimizeResult> optimize(const Graph& g, const Target& t, Policy& policy, const EnvConfig& cfg = {});
+
+}  // namespace cagr

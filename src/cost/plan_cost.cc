@@ -1,0 +1,306 @@
+// Prices a whole plan: HIR, or MIR with its decisions. Each kernel (fusion
+// group or single node) costs max(sum of member compute, sum of member
+// memory traffic not kept inside the group) + one launch; precisions scale
+// bytes and pick the math mode's rates; a fused CIN never writes its outer
+// product; an in-place concat is free; streams overlap on a critical path;
+// peak memory follows liveness over the kernel schedule. All modelled.
+#include <algorithm>
+#include <cmath>
+
+#include "cagr/cost.h"
+#include "cagr/mir.h"
+#include "cost/kernel_class.h"
+#include "ir/graph_queries.h"
+#include "lower/op_sets.h"
+
+namespace cagr {
+namespace {
+
+// Tensor cores on a dimension that is not a multiple of the alignment: the
+// H200 measured 2-4.5x slower TF32/BF16 GEMMs for K or N of 367 / 479
+// (bench/results/hw/h200-validate.json); 2x is the conservative end.
+constexpr double kMisalignedPenalty = 2.0;
+
+double storageFactor(Precision p) {
+  switch (p) {
+    case Precision::kBF16:
+    case Precision::kF16: return 0.5;
+    case Precision::kInt8Rowwise: return 0.25;
+    default: return 1.0;
+  }
+}
+
+const char* mathKernelPrecision(Precision p) {
+  switch (p) {
+    case Precision::kTF32: return "tf32";
+    case Precision::kBF16: return "bf16";
+    case Precision::kF16: return "fp16";
+    default: return "fp32";
+  }
+}
+
+double numelOf(const std::vector<int64_t>& s) {
+  double n = 1;
+  for (int64_t d : s) n *= static_cast<double>(d);
+  return n;
+}
+
+struct PlanContext {
+  const RooflineCostModel& model;
+  const HardwareProfile& hw;
+  const Graph& g;
+  const GraphStats& stats;
+  Backend backend;
+  ValueUses uses;
+  std::vector<double> bytes;  // f32-storage bytes of every value at the bindings
+  std::vector<int> kernelOf;  // node -> index in the schedule
+};
+
+StatusOr<std::vector<double>> valueBytes(const Graph& g, const GraphStats& st, const SymbolBindings& b) {
+  std::vector<double> out(g.numValues(), 0);
+  for (ValueId v : g.inputs()) {
+    CAGR_ASSIGN_OR_RETURN(auto shape, b.resolve(g.type(v).dims));
+    out[static_cast<size_t>(v)] = numelOf(shape) * static_cast<double>(dtypeSize(g.type(v).dtype));
+  }
+  for (size_t v = 0; v < g.numValues(); ++v) {
+    if (g.isConstant(static_cast<ValueId>(v))) out[v] = static_cast<double>(g.constant(static_cast<ValueId>(v))->byteSize());
+  }
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = g.nodes()[i];
+    for (size_t o = 0; o < n.outputs.size(); ++o) {
+      out[static_cast<size_t>(n.outputs[o])] =
+          numelOf(st.nodes[i].outShapes[o]) * static_cast<double>(dtypeSize(g.type(n.outputs[o]).dtype));
+    }
+  }
+  return out;
+}
+
+// Inputs of a lookup that are tables (the rest are ids / offsets).
+size_t tableInputs(const Node& n) {
+  if (n.op == OpKind::kEmbeddingBags) return static_cast<size_t>(n.attrs.getInt("num_tables"));
+  return ops::in(ops::kLookups, n.op) ? 1 : 0;
+}
+
+bool isInternal(const PlanContext& c, ValueId v, int kernel) {
+  const auto& cons = c.uses.consumers[static_cast<size_t>(v)];
+  if (c.uses.isOutput[static_cast<size_t>(v)] || cons.empty()) return false;
+  return std::all_of(cons.begin(), cons.end(), [&](NodeId k) { return c.kernelOf[static_cast<size_t>(k)] == kernel; });
+}
+
+// A node's traffic after storage precisions and group-internal values.
+OpCounts memberCounts(const PlanContext& c, NodeId id, int kernel, bool fusedCin) {
+  const Node& n = c.g.node(id);
+  OpCounts k = c.stats.nodes[static_cast<size_t>(id)].counts;
+  size_t tables = tableInputs(n);
+  double indexBytes = 0, tableWidth = 0;
+  for (size_t i = tables; i < n.inputs.size(); ++i) {
+    if (n.inputs[i] != kNoValue) indexBytes += c.bytes[static_cast<size_t>(n.inputs[i])];
+  }
+  for (size_t i = 0; i < tables; ++i) tableWidth += static_cast<double>(c.g.type(n.inputs[i]).dims.back());
+  double tableRead = std::max(0.0, k.bytesRead - indexBytes);
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    ValueId v = n.inputs[i];
+    if (v == kNoValue) continue;
+    double f = storageFactor(c.g.value(v).mir.storage);
+    double vb = c.bytes[static_cast<size_t>(v)];
+    if (i < tables) {
+      k.bytesRead -= tableRead * static_cast<double>(c.g.type(v).dims.back()) / tableWidth * (1 - f);
+      continue;
+    }
+    k.bytesRead -= vb * (1 - f);
+    if (c.g.value(v).producer >= 0 && isInternal(c, v, kernel)) k.bytesRead -= vb * f;
+  }
+  for (ValueId v : n.outputs) {
+    double f = storageFactor(c.g.value(v).mir.storage);
+    double vb = c.bytes[static_cast<size_t>(v)];
+    k.bytesWritten -= vb * (1 - f) + (isInternal(c, v, kernel) ? vb * f : 0);
+  }
+  if (n.op == OpKind::kCIN && !fusedCin) {
+    // The outer product xk (x) x0 is written and read back by the GEMM.
+    const auto& xk = c.g.type(n.inputs[0]).dims;
+    double outer = c.bytes[static_cast<size_t>(n.inputs[0])] * static_cast<double>(c.g.type(n.inputs[1]).dims[1]);
+    if (xk.size() == 3) k.bytesRead += outer, k.bytesWritten += outer;
+  }
+  k.bytesRead = std::max(0.0, k.bytesRead);
+  k.bytesWritten = std::max(0.0, k.bytesWritten);
+  return k;
+}
+
+// Compute, memory and launch time of one member with its decisions.
+KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int kernel, Pattern pattern) {
+  const Node& n = c.g.node(id);
+  const NodeStats& st = c.stats.nodes[static_cast<size_t>(id)];
+  auto [name, cls] = c.model.kernelClass(c.g, n, st);
+  if (name == "view") return c.model.price("view", "", {});
+  const KernelInfo& info = kernelInfo(chosen);
+  if (chosen != 0 && info.priceAs[0] != '\0' && info.pattern != Pattern::kConcatInPlace) name = info.priceAs;
+  OpCounts counts = memberCounts(c, id, kernel, pattern == Pattern::kCin && chosen != 0);
+  double rateScale = 1;
+  bool tensorCores = n.mir.math != Precision::kF32;
+  if (tensorCores) {
+    std::string p = mathKernelPrecision(n.mir.math);
+    std::string k = fastestKernel(c.hw, cls, p, "");
+    if (!k.empty()) {
+      name = k;
+    } else {
+      rateScale = c.hw.peak(p) / std::max(1.0, c.hw.peak("fp32"));
+    }
+  }
+  Efficiency eff = effectiveRates(c.hw, name, cls, counts.flops);
+  double bytes = counts.bytesRead + counts.bytesWritten;
+  if (cls == "eltwise.stream" || cls == "reduce.rows") eff.bytesPerS = std::max(eff.bytesPerS, cacheBandwidthFor(c.hw, bytes));
+  KernelEstimate e;
+  e.kernel = chosen != 0 ? std::string(info.name) : name;
+  e.shapeClass = cls;
+  e.computeS = eff.flopsPerS > 0 ? counts.flops / (eff.flopsPerS * rateScale) : 0;
+  e.memoryS = eff.bytesPerS > 0 ? bytes / eff.bytesPerS : 0;
+  e.launchS = eff.overheadS;
+  // Weights: misaligned dims slow tensor cores unless padded; on CPUs an
+  // unpacked weight is re-packed by the GEMM on every call.
+  for (ValueId v : n.inputs) {
+    if (v == kNoValue || !c.g.isConstant(v) || !ops::in(ops::kGemmLike, n.op) || c.g.type(v).rank() < 2) continue;
+    const Value& w = c.g.value(v);
+    int align = std::max(1, c.hw.matrixUnit.alignElements);
+    bool misaligned = std::any_of(w.type.dims.end() - 2, w.type.dims.end(), [&](Dim d) { return d % align != 0; });
+    if (tensorCores && misaligned && w.mir.layout != Layout::kPadded) e.computeS *= kMisalignedPenalty;
+    if (c.backend == Backend::kCpu && w.mir.layout != Layout::kPacked && eff.bytesPerS > 0) {
+      e.memoryS += 2 * c.bytes[static_cast<size_t>(v)] * storageFactor(w.mir.storage) / eff.bytesPerS;
+    }
+  }
+  return e;
+}
+
+KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& members, int kernel) {
+  const Node& first = c.g.node(members.front());
+  KernelId chosen = first.mir.kernel;
+  if (chosen != 0 && kernelInfo(chosen).pattern == Pattern::kConcatInPlace) {
+    KernelEstimate free;
+    free.kernel = kernelInfo(chosen).name;
+    return free;  // producers wrote into its buffer
+  }
+  auto shape = classifyGroup(c.g, members);
+  Pattern pattern = shape.isOk() ? shape->pattern : Pattern::kSingle;
+  NodeId anchor = shape.isOk() ? shape->anchor : members.front();
+  KernelEstimate total;
+  for (NodeId m : members) {
+    KernelEstimate e = memberTime(c, m, m == anchor ? chosen : 0, kernel, pattern);
+    total.computeS += e.computeS;
+    total.memoryS += e.memoryS;
+    if (m == anchor || (total.kernel.empty() && e.kernel != "view")) {
+      total.kernel = e.kernel;
+      total.shapeClass = e.shapeClass;
+      total.launchS = e.launchS;
+    }
+  }
+  if (total.kernel.empty()) total.kernel = "view";
+  double work = std::max(total.computeS, total.memoryS);
+  total.seconds = work + total.launchS;
+  if (total.kernel == "view") total.bound = Bound::kFree;
+  else if (total.launchS >= work) total.bound = Bound::kLaunch;
+  else total.bound = total.computeS >= total.memoryS ? Bound::kCompute : Bound::kMemory;
+  return total;
+}
+
+// Liveness over the schedule: values written to memory live from the kernel
+// that makes them to their last reader; group-internal values never exist;
+// in-place concat inputs are parts of the concat's buffer.
+int64_t peakMemory(const PlanContext& c, const std::vector<std::vector<NodeId>>& order) {
+  size_t nv = c.g.numValues();
+  std::vector<double> size(nv, 0);
+  std::vector<int> birth(nv, -1), death(nv, -1);
+  double params = 0;
+  for (size_t v = 0; v < nv; ++v) {
+    const Value& val = c.g.value(static_cast<ValueId>(v));
+    double b = c.bytes[v] * storageFactor(val.mir.storage);
+    if (val.constant >= 0) {
+      if (c.uses.count(static_cast<ValueId>(v)) > 0) params += b;
+      continue;
+    }
+    size[v] = b;
+    birth[v] = val.producer >= 0 ? c.kernelOf[static_cast<size_t>(val.producer)] : 0;
+    death[v] = c.uses.isOutput[v] ? static_cast<int>(order.size()) : birth[v];
+    for (NodeId k : c.uses.consumers[v]) death[v] = std::max(death[v], c.kernelOf[static_cast<size_t>(k)]);
+    if (val.producer >= 0 && isInternal(c, static_cast<ValueId>(v), birth[v])) size[v] = 0;
+  }
+  for (const Node& n : c.g.nodes()) {
+    if (n.mir.kernel == 0 || kernelInfo(n.mir.kernel).pattern != Pattern::kConcatInPlace) continue;
+    size_t out = static_cast<size_t>(n.outputs[0]);
+    for (ValueId v : n.inputs) {
+      if (v == kNoValue) continue;
+      birth[out] = std::min(birth[out], birth[static_cast<size_t>(v)]);
+      size[static_cast<size_t>(v)] = 0;
+    }
+  }
+  std::vector<double> delta(order.size() + 2, 0);
+  for (size_t v = 0; v < nv; ++v) {
+    if (birth[v] < 0 || size[v] == 0) continue;
+    delta[static_cast<size_t>(birth[v])] += size[v];
+    delta[static_cast<size_t>(death[v]) + 1] -= size[v];
+  }
+  double live = 0, peak = 0;
+  for (double d : delta) peak = std::max(peak, live += d);
+  return static_cast<int64_t>(std::llround(params + peak));
+}
+
+}  // namespace
+
+StatusOr<GraphEstimate> RooflineCostModel::graph(const Graph& g, const SymbolBindings& bindings,
+                                                 const std::vector<int>& streams) const {
+  CAGR_ASSIGN_OR_RETURN(GraphStats stats, computeStats(g, bindings));
+  return graphWithStats(g, stats, bindings, streams);
+}
+
+StatusOr<GraphEstimate> RooflineCostModel::graphWithStats(const Graph& g, const GraphStats& stats,
+                                                          const SymbolBindings& bindings,
+                                                          const std::vector<int>& streams) const {
+  CAGR_ASSIGN_OR_RETURN(auto order, scheduleKernels(g));
+  Backend backend = hw_.kind == "cpu" ? Backend::kCpu : hw_.kind == "tpu" ? Backend::kTpu
+                                     : hw_.vendor == "amd"                 ? Backend::kHip
+                                                                           : Backend::kCuda;
+  PlanContext c{*this, hw_, g, stats, backend, valueUses(g), {}, std::vector<int>(g.nodes().size(), 0)};
+  CAGR_ASSIGN_OR_RETURN(c.bytes, valueBytes(g, stats, bindings));
+  for (size_t k = 0; k < order.size(); ++k) {
+    for (NodeId m : order[k]) c.kernelOf[static_cast<size_t>(m)] = static_cast<int>(k);
+  }
+  GraphEstimate e;
+  e.nodes.resize(g.nodes().size());
+  std::vector<double> ready(g.numValues(), 0.0), streamFree;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto& members = order[k];
+    GroupEstimate ge{members, priceKernel(c, members, static_cast<int>(k)), 0, 0, 0};
+    NodeId lead = members.front();
+    ge.stream = streams.empty() ? g.node(lead).mir.stream : streams[static_cast<size_t>(lead)];
+    size_t s = static_cast<size_t>(std::max(0, ge.stream));
+    if (streamFree.size() <= s) streamFree.resize(s + 1, 0.0);
+    ge.startS = streamFree[s];
+    for (NodeId m : members) {
+      for (ValueId v : g.node(m).inputs) {
+        if (v != kNoValue) ge.startS = std::max(ge.startS, ready[static_cast<size_t>(v)]);
+      }
+    }
+    ge.endS = ge.startS + ge.estimate.seconds;
+    streamFree[s] = ge.endS;
+    for (NodeId m : members) {
+      for (ValueId v : g.node(m).outputs) ready[static_cast<size_t>(v)] = ge.endS;
+    }
+    e.serialS += ge.estimate.seconds;
+    e.launchS += ge.estimate.launchS;
+    e.latencyS = std::max(e.latencyS, ge.endS);
+    auto anchor = classifyGroup(g, members);
+    NodeId at = anchor.isOk() ? anchor->anchor : lead;
+    for (NodeId m : members) {
+      e.nodes[static_cast<size_t>(m)].kernel = m == at ? ge.estimate.kernel : "fused";
+    }
+    e.nodes[static_cast<size_t>(at)] = ge.estimate;
+    e.kernels.push_back(std::move(ge));
+  }
+  e.peakMemoryBytes = peakMemory(c, order);
+  // V_H of the plan: the profile's run-to-run spread, larger for launch-bound
+  // plans (launch jitter) and for plans spread over streams (scheduling).
+  int used = static_cast<int>(std::count_if(streamFree.begin(), streamFree.end(), [](double t) { return t > 0; }));
+  double launchShare = e.latencyS > 0 ? std::min(1.0, e.launchS / e.latencyS) : 0;
+  e.variance = hw_.traits.runToRunVariance * (1 + launchShare) * (1 + 0.25 * std::max(0, used - 1));
+  return e;
+}
+
+}  // namespace cagr

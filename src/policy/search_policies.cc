@@ -1,0 +1,206 @@
+// The search policies: none, random, greedy (best immediate modelled
+// reward), beam (width k over cumulative reward) and exhaustive (every set of
+// actions on small graphs). They read only legal actions and rewards.
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+
+#include "cagr/policy.h"
+
+namespace cagr {
+namespace {
+
+bool isStop(const Candidate& c) { return c.action.kind == ActionKind::kStop; }
+
+class NonePolicy : public Policy {
+ public:
+  std::string name() const override { return "none"; }
+  Status run(Env& env) override { return env.step(env.legalActions().size() - 1).status(); }
+};
+
+class RandomPolicy : public Policy {
+ public:
+  explicit RandomPolicy(uint64_t seed) : rng_(seed) {}
+  std::string name() const override { return "random"; }
+  Status run(Env& env) override {
+    // Each step: stop with probability 1/8, else a uniformly drawn action.
+    while (!env.done()) {
+      size_t n = env.legalActions().size() - 1;  // without stop
+      bool stop = n == 0 || std::uniform_int_distribution<int>(0, 7)(rng_) == 0;
+      size_t pick = stop ? n : std::uniform_int_distribution<size_t>(0, n - 1)(rng_);
+      auto r = env.step(pick);
+      if (!r.isOk()) return r.status();
+    }
+    return Status::ok();
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+// The rewards of every non-stop action of `env` (NaN where applying failed).
+std::vector<double> allRewards(const Env& env) {
+  std::vector<double> out;
+  for (size_t i = 0; i + 1 < env.legalActions().size(); ++i) {
+    auto r = env.peek(i);
+    out.push_back(r.isOk() ? *r : std::nan(""));
+  }
+  return out;
+}
+
+class GreedyPolicy : public Policy {
+ public:
+  explicit GreedyPolicy(double minGain) : minGain_(minGain) {}
+  std::string name() const override { return "greedy"; }
+  Status run(Env& env) override {
+    while (!env.done()) {
+      std::vector<double> rewards = allRewards(env);
+      size_t best = env.legalActions().size() - 1;  // stop
+      double bestReward = minGain_;
+      for (size_t i = 0; i < rewards.size(); ++i) {
+        if (rewards[i] > bestReward) bestReward = rewards[i], best = i;
+      }
+      CAGR_RETURN_IF_ERROR(env.step(best).status());
+    }
+    return Status::ok();
+  }
+
+ private:
+  double minGain_;
+};
+
+// A plan's identity for de-duplication: the same set of applied actions in
+// another order is the same plan.
+std::string signature(const Env& env) {
+  std::vector<std::string> labels;
+  for (const Decision& d : env.decisions()) labels.push_back(d.label);
+  std::sort(labels.begin(), labels.end());
+  std::string s;
+  for (const auto& l : labels) s += l + "\n";
+  return s;
+}
+
+class BeamPolicy : public Policy {
+ public:
+  BeamPolicy(int width, double minGain) : width_(std::max(1, width)), minGain_(minGain) {}
+  std::string name() const override { return "beam:" + std::to_string(width_); }
+  Status run(Env& env) override {
+    std::vector<Env> beam{env.clone()};
+    Env best = env.clone();
+    while (true) {
+      std::vector<Env> children;
+      std::set<std::string> seen;
+      for (const Env& b : beam) {
+        if (b.done()) continue;
+        for (size_t i = 0; i + 1 < b.legalActions().size(); ++i) {
+          Env c = b.clone();
+          if (!c.step(i).isOk()) continue;
+          if (seen.insert(signature(c)).second) children.push_back(std::move(c));
+        }
+      }
+      if (children.empty()) break;
+      std::sort(children.begin(), children.end(),
+                [](const Env& a, const Env& b) { return a.episodeReturn() > b.episodeReturn(); });
+      if (children.size() > static_cast<size_t>(width_)) children.resize(static_cast<size_t>(width_));
+      bool improved = children.front().episodeReturn() > best.episodeReturn() + minGain_;
+      if (improved) best = children.front().clone();
+      // Keep searching while some child is within reach of the best: a step
+      // with no gain can enable a later one (e.g. batching before fusing).
+      if (!improved && children.front().episodeReturn() + minGain_ < best.episodeReturn()) break;
+      if (!improved && beam.size() == children.size() && children.front().steps() > best.steps() + 2) break;
+      beam = std::move(children);
+    }
+    env = std::move(best);
+    if (!env.done()) CAGR_RETURN_IF_ERROR(env.step(env.legalActions().size() - 1).status());
+    return Status::ok();
+  }
+
+ private:
+  int width_;
+  double minGain_;
+};
+
+class ExhaustivePolicy : public Policy {
+ public:
+  explicit ExhaustivePolicy(const PolicyOptions& o) : opts_(o) {}
+  std::string name() const override { return "exhaustive"; }
+  Status run(Env& env) override {
+    if (static_cast<int>(env.graph().nodes().size()) > opts_.exhaustiveMaxNodes) {
+      return unsupported("exhaustive search is for graphs of at most " + std::to_string(opts_.exhaustiveMaxNodes) +
+                         " nodes; this one has " + std::to_string(env.graph().nodes().size()) +
+                         " (use greedy or beam)");
+    }
+    Env best = env.clone();
+    std::set<std::string> visited;
+    size_t states = 0;
+    // Depth-first over action sets; a set reached in another order is skipped.
+    std::function<Status(const Env&)> visit = [&](const Env& s) -> Status {
+      if (++states > static_cast<size_t>(opts_.exhaustiveMaxStates)) {
+        return unsupported("exhaustive search exceeded " + std::to_string(opts_.exhaustiveMaxStates) + " states");
+      }
+      if (s.episodeReturn() > best.episodeReturn()) best = s.clone();
+      if (s.done()) return Status::ok();
+      for (size_t i = 0; i + 1 < s.legalActions().size(); ++i) {
+        Env c = s.clone();
+        if (!c.step(i).isOk()) continue;
+        if (!visited.insert(signature(c)).second) continue;
+        CAGR_RETURN_IF_ERROR(visit(c));
+      }
+      return Status::ok();
+    };
+    CAGR_RETURN_IF_ERROR(visit(env));
+    env = std::move(best);
+    if (!env.done()) CAGR_RETURN_IF_ERROR(env.step(env.legalActions().size() - 1).status());
+    return Status::ok();
+  }
+
+ private:
+  PolicyOptions opts_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Policy>> makePolicy(const std::string& name, const PolicyOptions& opts) {
+  if (name == "none") return std::unique_ptr<Policy>(new NonePolicy());
+  if (name == "random") return std::unique_ptr<Policy>(new RandomPolicy(opts.seed));
+  if (name == "greedy") return std::unique_ptr<Policy>(new GreedyPolicy(opts.minGain));
+  if (name == "exhaustive") return std::unique_ptr<Policy>(new ExhaustivePolicy(opts));
+  if (name == "beam") return std::unique_ptr<Policy>(new BeamPolicy(opts.beamWidth, opts.minGain));
+  if (name.rfind("beam:", 0) == 0) {
+    int k = std::atoi(name.c_str() + 5);
+    if (k < 1) return invalidArgument("beam width in '" + name + "' must be a positive integer");
+    return std::unique_ptr<Policy>(new BeamPolicy(k, opts.minGain));
+  }
+  return invalidArgument("unknown policy '" + name + "' (none, random, greedy, beam, beam:K, exhaustive)");
+}
+
+StatusOr<OptimizeResult> optimize(const Graph& g, const Target& t, Policy& policy, const EnvConfig& cfg) {
+  auto start = std::chrono::steady_clock::now();
+  Env env;
+  CAGR_RETURN_IF_ERROR(env.reset(g, t, cfg));
+  OptimizeResult r;
+  r.baseline = env.estimate();
+  CAGR_RETURN_IF_ERROR(policy.run(env));
+  r.optimizeSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.final = env.estimate();
+  r.episodeReturn = env.episodeReturn();
+  r.decisions = env.decisions();
+  r.policy = policy.name();
+  r.plan = env.graph();
+  r.plan.eraseDeadNodes();
+  Attrs& meta = r.plan.mutableMeta();
+  meta.set("target", t.hw.name);
+  meta.set("backend", std::string(backendName(t.backend)));
+  meta.set("policy", r.policy);
+  meta.set("batch", cfg.batch);
+  meta.set("baseline_latency_ms_modelled", r.baseline.latencyS * 1e3);
+  meta.set("latency_ms_modelled", r.final.latencyS * 1e3);
+  meta.set("peak_memory_bytes_modelled", r.final.peakMemoryBytes);
+  CAGR_RETURN_IF_ERROR(verifyPlan(r.plan, t).withContext("the plan " + r.policy + " produced"));
+  return r;
+}
+
+}  // namespace cagr
