@@ -3,6 +3,7 @@
 // costs, policies what to do. Every estimate here is MODELLED.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,11 @@ struct FusedGroupEstimate {
   double benefit = 0;        // B_fuse = alpha*saved_mem - beta*sync - gamma*reg_pressure (+ saved launches)
 };
 
+/// What plan pricing reuses while only MIR decisions change: value sizes,
+/// uses, each node's default kernel and rates (built by
+/// RooflineCostModel::prepare for one graph structure and binding).
+struct PricingCache;
+
 /// Prices kernels and graphs for one platform.
 class CostModel {
  public:
@@ -84,7 +90,13 @@ class RooflineCostModel : public CostModel {
   /// graph() with the graph's stats already computed at `bindings` (the RL
   /// environment keeps them while only decisions change).
   StatusOr<GraphEstimate> graphWithStats(const Graph& g, const GraphStats& stats, const SymbolBindings& bindings,
-                                         const std::vector<int>& streams = {}) const;
+                                         const std::vector<int>& streams = {},
+                                         const PricingCache* cache = nullptr) const;
+  /// The cache for `g` at `stats` / `bindings` (valid until the structure
+  /// changes). With `summaryOnly`, estimates made with it carry latency,
+  /// memory and variance but no per-node / per-kernel detail (faster).
+  StatusOr<std::shared_ptr<const PricingCache>> prepare(const Graph& g, const GraphStats& stats,
+                                                        const SymbolBindings& bindings, bool summaryOnly = false) const;
   /// Which kernel implementation and shape class a node is priced as.
   std::pair<std::string, std::string> kernelClass(const Graph& g, const Node& n, const NodeStats& stats) const;
   /// Prices raw counts as one call of `kernel` in `shapeClass` (benchmarks use it

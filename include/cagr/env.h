@@ -54,8 +54,9 @@ class Env {
   Env();
   /// Starts an episode on `g` (HIR or a partial plan) for `t`.
   Status reset(const Graph& g, const Target& t, const EnvConfig& cfg = {});
-  /// Legal candidates of the current state; stop is always last.
-  const std::vector<Candidate>& legalActions() const { return legal_; }
+  /// Legal candidates of the current state; stop is always last. Enumerated
+  /// on first use after a step (peeking never enumerates).
+  const std::vector<Candidate>& legalActions() const;
   struct StepResult {
     double reward = 0;
     bool done = false;
@@ -64,8 +65,9 @@ class Env {
   StatusOr<StepResult> step(size_t index);
   /// Applies `a` (must be legal in the current state).
   StatusOr<StepResult> step(const Action& a);
-  /// Reward `index` would earn, without changing the state.
-  StatusOr<double> peek(size_t index) const;
+  /// Reward `index` would earn, without changing the state (decision-only
+  /// actions are applied and undone in place; others on a copy).
+  StatusOr<double> peek(size_t index);
   Observation observe() const;
   /// An independent copy (shares the immutable target and constant data).
   Env clone() const { return *this; }
@@ -85,6 +87,8 @@ class Env {
 
  private:
   Status refresh(bool structureChanged);
+  /// Applies `a` to the graph (no pricing, no enumeration).
+  Status apply(const Action& a, const std::string& label);
   double rewardFor(const GraphEstimate& before, const GraphEstimate& after) const;
 
   Graph g_;
@@ -93,8 +97,10 @@ class Env {
   EnvConfig cfg_;
   SymbolBindings bindings_;
   GraphStats stats_;  // valid for the current graph structure
+  std::shared_ptr<const PricingCache> pricing_;  // likewise
   GraphEstimate est_;
-  std::vector<Candidate> legal_;
+  mutable std::vector<Candidate> legal_;
+  mutable bool legalValid_ = false;
   std::vector<Decision> decisions_;
   double l0_ = 0, v0_ = 0, return_ = 0;
   int64_t m0_ = 0;

@@ -45,14 +45,31 @@ double numelOf(const std::vector<int64_t>& s) {
   return n;
 }
 
+}  // namespace
+
+struct PricingCache {
+  std::vector<double> bytes;        // f32-storage bytes of every value at the bindings
+  ValueUses uses;
+  std::vector<std::vector<NodeId>> nodeConsumers;
+  std::vector<std::string> kernel, cls;  // each node's default kernel and shape class
+  std::vector<Efficiency> eff;           // its rates at its FLOP count
+  Backend backend = Backend::kCpu;
+  /// Latency, memory and variance only (no per-node / per-kernel detail):
+  /// what a search needs to score a candidate.
+  bool summaryOnly = false;
+};
+
+namespace {
+
 struct PlanContext {
   const RooflineCostModel& model;
   const HardwareProfile& hw;
   const Graph& g;
   const GraphStats& stats;
+  const PricingCache& cache;
+  const std::vector<double>& bytes;
+  const ValueUses& uses;
   Backend backend;
-  ValueUses uses;
-  std::vector<double> bytes;  // f32-storage bytes of every value at the bindings
   std::vector<int> kernelOf;  // node -> index in the schedule
 };
 
@@ -129,28 +146,32 @@ OpCounts memberCounts(const PlanContext& c, NodeId id, int kernel, bool fusedCin
 // Compute, memory and launch time of one member with its decisions.
 KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int kernel, Pattern pattern) {
   const Node& n = c.g.node(id);
-  const NodeStats& st = c.stats.nodes[static_cast<size_t>(id)];
-  auto [name, cls] = c.model.kernelClass(c.g, n, st);
-  if (name == "view") return c.model.price("view", "", {});
+  const std::string& cls = c.cache.cls[static_cast<size_t>(id)];
+  if (c.cache.kernel[static_cast<size_t>(id)] == "view") return KernelEstimate{0, 0, 0, 0, Bound::kFree, "view", ""};
   const KernelInfo& info = kernelInfo(chosen);
-  if (chosen != 0 && info.priceAs[0] != '\0' && info.pattern != Pattern::kConcatInPlace) name = info.priceAs;
   OpCounts counts = memberCounts(c, id, kernel, pattern == Pattern::kCin && chosen != 0);
   double rateScale = 1;
   bool tensorCores = n.mir.math != Precision::kF32;
-  if (tensorCores) {
-    std::string p = mathKernelPrecision(n.mir.math);
-    std::string k = fastestKernel(c.hw, cls, p, "");
-    if (!k.empty()) {
-      name = k;
-    } else {
-      rateScale = c.hw.peak(p) / std::max(1.0, c.hw.peak("fp32"));
+  bool custom = (chosen != 0 && info.priceAs[0] != '\0' && info.pattern != Pattern::kConcatInPlace) || tensorCores;
+  Efficiency eff = c.cache.eff[static_cast<size_t>(id)];
+  std::string name;
+  if (custom) {
+    name = chosen != 0 && info.priceAs[0] != '\0' ? info.priceAs : c.cache.kernel[static_cast<size_t>(id)];
+    if (tensorCores) {
+      std::string p = mathKernelPrecision(n.mir.math);
+      std::string k = fastestKernel(c.hw, cls, p, "");
+      if (!k.empty()) {
+        name = k;
+      } else {
+        rateScale = c.hw.peak(p) / std::max(1.0, c.hw.peak("fp32"));
+      }
     }
+    eff = effectiveRates(c.hw, name, cls, counts.flops);
   }
-  Efficiency eff = effectiveRates(c.hw, name, cls, counts.flops);
   double bytes = counts.bytesRead + counts.bytesWritten;
   if (cls == "eltwise.stream" || cls == "reduce.rows") eff.bytesPerS = std::max(eff.bytesPerS, cacheBandwidthFor(c.hw, bytes));
   KernelEstimate e;
-  e.kernel = chosen != 0 ? std::string(info.name) : name;
+  e.kernel = chosen != 0 ? std::string(info.name) : custom ? name : c.cache.kernel[static_cast<size_t>(id)];
   e.shapeClass = cls;
   e.computeS = eff.flopsPerS > 0 ? counts.flops / (eff.flopsPerS * rateScale) : 0;
   e.memoryS = eff.bytesPerS > 0 ? bytes / eff.bytesPerS : 0;
@@ -170,6 +191,19 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
   return e;
 }
 
+// The member that is not elementwise / view (the verifier guarantees at most
+// one, or an Interaction / FM for rec groups), else the first.
+NodeId groupAnchor(const Graph& g, const std::vector<NodeId>& members) {
+  for (NodeId m : members) {
+    OpKind k = g.node(m).op;
+    if (k == OpKind::kInteraction || k == OpKind::kFM) return m;
+  }
+  for (NodeId m : members) {
+    if (!ops::in(ops::kEltwise | ops::kViews, g.node(m).op)) return m;
+  }
+  return members.front();
+}
+
 KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& members, int kernel) {
   const Node& first = c.g.node(members.front());
   KernelId chosen = first.mir.kernel;
@@ -178,9 +212,8 @@ KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& memb
     free.kernel = kernelInfo(chosen).name;
     return free;  // producers wrote into its buffer
   }
-  auto shape = classifyGroup(c.g, members);
-  Pattern pattern = shape.isOk() ? shape->pattern : Pattern::kSingle;
-  NodeId anchor = shape.isOk() ? shape->anchor : members.front();
+  NodeId anchor = groupAnchor(c.g, members);
+  Pattern pattern = members.size() == 1 && c.g.node(anchor).op == OpKind::kCIN ? Pattern::kCin : Pattern::kSingle;
   KernelEstimate total;
   for (NodeId m : members) {
     KernelEstimate e = memberTime(c, m, m == anchor ? chosen : 0, kernel, pattern);
@@ -244,6 +277,26 @@ int64_t peakMemory(const PlanContext& c, const std::vector<std::vector<NodeId>>&
 
 }  // namespace
 
+StatusOr<std::shared_ptr<const PricingCache>> RooflineCostModel::prepare(const Graph& g, const GraphStats& stats,
+                                                                         const SymbolBindings& bindings,
+                                                                         bool summaryOnly) const {
+  auto c = std::make_shared<PricingCache>();
+  c->summaryOnly = summaryOnly;
+  CAGR_ASSIGN_OR_RETURN(c->bytes, valueBytes(g, stats, bindings));
+  c->uses = valueUses(g);
+  c->nodeConsumers = nodeConsumers(g);
+  c->backend = hw_.kind == "cpu" ? Backend::kCpu : hw_.kind == "tpu" ? Backend::kTpu
+              : hw_.vendor == "amd"                                 ? Backend::kHip
+                                                                    : Backend::kCuda;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    auto [name, cls] = kernelClass(g, g.nodes()[i], stats.nodes[i]);
+    c->eff.push_back(effectiveRates(hw_, name, cls, stats.nodes[i].counts.flops));
+    c->kernel.push_back(std::move(name));
+    c->cls.push_back(std::move(cls));
+  }
+  return std::shared_ptr<const PricingCache>(std::move(c));
+}
+
 StatusOr<GraphEstimate> RooflineCostModel::graph(const Graph& g, const SymbolBindings& bindings,
                                                  const std::vector<int>& streams) const {
   CAGR_ASSIGN_OR_RETURN(GraphStats stats, computeStats(g, bindings));
@@ -252,22 +305,27 @@ StatusOr<GraphEstimate> RooflineCostModel::graph(const Graph& g, const SymbolBin
 
 StatusOr<GraphEstimate> RooflineCostModel::graphWithStats(const Graph& g, const GraphStats& stats,
                                                           const SymbolBindings& bindings,
-                                                          const std::vector<int>& streams) const {
-  CAGR_ASSIGN_OR_RETURN(auto order, scheduleKernels(g));
-  Backend backend = hw_.kind == "cpu" ? Backend::kCpu : hw_.kind == "tpu" ? Backend::kTpu
-                                     : hw_.vendor == "amd"                 ? Backend::kHip
-                                                                           : Backend::kCuda;
-  PlanContext c{*this, hw_, g, stats, backend, valueUses(g), {}, std::vector<int>(g.nodes().size(), 0)};
-  CAGR_ASSIGN_OR_RETURN(c.bytes, valueBytes(g, stats, bindings));
+                                                          const std::vector<int>& streams,
+                                                          const PricingCache* cache) const {
+  std::shared_ptr<const PricingCache> own;
+  if (cache == nullptr) {
+    CAGR_ASSIGN_OR_RETURN(own, prepare(g, stats, bindings));
+    cache = own.get();
+  }
+  CAGR_ASSIGN_OR_RETURN(auto order, scheduleKernels(g, nullptr, &cache->nodeConsumers));
+  PlanContext c{*this, hw_, g, stats, *cache, cache->bytes, cache->uses, cache->backend,
+                std::vector<int>(g.nodes().size(), 0)};
   for (size_t k = 0; k < order.size(); ++k) {
     for (NodeId m : order[k]) c.kernelOf[static_cast<size_t>(m)] = static_cast<int>(k);
   }
   GraphEstimate e;
-  e.nodes.resize(g.nodes().size());
+  bool detail = !(cache->summaryOnly);
+  if (detail) e.nodes.resize(g.nodes().size());
   std::vector<double> ready(g.numValues(), 0.0), streamFree;
   for (size_t k = 0; k < order.size(); ++k) {
     const auto& members = order[k];
-    GroupEstimate ge{members, priceKernel(c, members, static_cast<int>(k)), 0, 0, 0};
+    GroupEstimate ge{{}, priceKernel(c, members, static_cast<int>(k)), 0, 0, 0};
+    if (detail) ge.members = members;
     NodeId lead = members.front();
     ge.stream = streams.empty() ? g.node(lead).mir.stream : streams[static_cast<size_t>(lead)];
     size_t s = static_cast<size_t>(std::max(0, ge.stream));
@@ -286,8 +344,8 @@ StatusOr<GraphEstimate> RooflineCostModel::graphWithStats(const Graph& g, const 
     e.serialS += ge.estimate.seconds;
     e.launchS += ge.estimate.launchS;
     e.latencyS = std::max(e.latencyS, ge.endS);
-    auto anchor = classifyGroup(g, members);
-    NodeId at = anchor.isOk() ? anchor->anchor : lead;
+    if (!detail) continue;
+    NodeId at = groupAnchor(g, members);
     for (NodeId m : members) {
       e.nodes[static_cast<size_t>(m)].kernel = m == at ? ge.estimate.kernel : "fused";
     }

@@ -188,7 +188,8 @@ std::vector<std::vector<NodeId>> groupByLabel(const Graph& g, const std::vector<
 
 std::vector<std::vector<NodeId>> kernelGroups(const Graph& g) { return groupByLabel(g, nullptr); }
 
-StatusOr<std::vector<std::vector<NodeId>>> scheduleKernels(const Graph& g, const std::vector<int32_t>* labels) {
+StatusOr<std::vector<std::vector<NodeId>>> scheduleKernels(const Graph& g, const std::vector<int32_t>* labels,
+                                                           const std::vector<std::vector<NodeId>>* consumers) {
   std::vector<std::vector<NodeId>> groups = groupByLabel(g, labels);
   std::vector<int> kernelOf(g.nodes().size());
   for (size_t k = 0; k < groups.size(); ++k) {
@@ -197,7 +198,9 @@ StatusOr<std::vector<std::vector<NodeId>>> scheduleKernels(const Graph& g, const
   // Kahn's algorithm over the kernel graph, preferring graph order.
   std::vector<std::vector<int>> succ(groups.size());
   std::vector<int> indegree(groups.size(), 0);
-  auto cons = nodeConsumers(g);
+  std::vector<std::vector<NodeId>> own;
+  if (consumers == nullptr) own = nodeConsumers(g);
+  const auto& cons = consumers != nullptr ? *consumers : own;
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     for (NodeId c : cons[i]) {
       int a = kernelOf[i], b = kernelOf[static_cast<size_t>(c)];

@@ -44,10 +44,26 @@ Status Env::reset(const Graph& g, const Target& t, const EnvConfig& cfg) {
 Status Env::refresh(bool structureChanged) {
   if (structureChanged) {
     CAGR_ASSIGN_OR_RETURN(stats_, computeStats(g_, bindings_));
+    CAGR_ASSIGN_OR_RETURN(pricing_, model_->prepare(g_, stats_, bindings_, true));
   }
-  CAGR_ASSIGN_OR_RETURN(est_, model_->graphWithStats(g_, stats_, bindings_));
-  legal_ = enumerateActions(g_, *target_, false);
+  CAGR_ASSIGN_OR_RETURN(est_, model_->graphWithStats(g_, stats_, bindings_, {}, pricing_.get()));
+  legalValid_ = false;
   return Status::ok();
+}
+
+const std::vector<Candidate>& Env::legalActions() const {
+  if (!legalValid_) {
+    legal_ = enumerateActions(g_, *target_, false);
+    legalValid_ = true;
+  }
+  return legal_;
+}
+
+Status Env::apply(const Action& a, const std::string& label) {
+  if (cfg_.verify) return applyAction(g_, *target_, a);
+  const Rewrite* rw = rewriteFor(a.kind);
+  if (rw == nullptr) return invalidArgument(std::string("no rewrite for ") + actionKindName(a.kind));
+  return rw->apply(g_, *target_, a).withContext(label);
 }
 
 double Env::rewardFor(const GraphEstimate& before, const GraphEstimate& after) const {
@@ -58,8 +74,9 @@ double Env::rewardFor(const GraphEstimate& before, const GraphEstimate& after) c
 }
 
 StatusOr<Env::StepResult> Env::step(size_t index) {
-  if (index >= legal_.size()) return invalidArgument("action index " + std::to_string(index) + " out of range");
-  Action a = legal_[index].action;
+  const auto& legal = legalActions();
+  if (index >= legal.size()) return invalidArgument("action index " + std::to_string(index) + " out of range");
+  Action a = legal[index].action;
   return step(a);
 }
 
@@ -77,13 +94,7 @@ StatusOr<Env::StepResult> Env::step(const Action& a) {
   d.latencyBeforeS = est_.latencyS;
   d.memoryBefore = est_.peakMemoryBytes;
   GraphEstimate before = est_;
-  if (cfg_.verify) {
-    CAGR_RETURN_IF_ERROR(applyAction(g_, *target_, a));
-  } else {
-    const Rewrite* rw = rewriteFor(a.kind);
-    if (rw == nullptr) return invalidArgument(std::string("no rewrite for ") + actionKindName(a.kind));
-    CAGR_RETURN_IF_ERROR(rw->apply(g_, *target_, a).withContext(d.label));
-  }
+  CAGR_RETURN_IF_ERROR(apply(a, d.label));
   CAGR_RETURN_IF_ERROR(refresh(!decisionOnly(a)));
   r.reward = rewardFor(before, est_);
   d.latencyAfterS = est_.latencyS;
@@ -97,10 +108,28 @@ StatusOr<Env::StepResult> Env::step(const Action& a) {
   return r;
 }
 
-StatusOr<double> Env::peek(size_t index) const {
-  Env probe = clone();
-  CAGR_ASSIGN_OR_RETURN(StepResult r, probe.step(index));
-  return r.reward;
+StatusOr<double> Env::peek(size_t index) {
+  const auto& legal = legalActions();
+  if (index >= legal.size()) return invalidArgument("action index " + std::to_string(index) + " out of range");
+  const Action& a = legal[index].action;
+  if (a.kind == ActionKind::kStop) return 0.0;
+  if (!decisionOnly(a)) {
+    Env probe = clone();
+    CAGR_ASSIGN_OR_RETURN(StepResult r, probe.step(a));
+    return r.reward;
+  }
+  // Decisions live on nodes and values: save them, apply, price, restore.
+  std::vector<NodeDecision> nodes;
+  std::vector<ValueDecision> values;
+  for (const Node& n : g_.nodes()) nodes.push_back(n.mir);
+  for (size_t v = 0; v < g_.numValues(); ++v) values.push_back(g_.value(static_cast<ValueId>(v)).mir);
+  Status applied = apply(a, "");
+  StatusOr<GraphEstimate> after = applied.isOk() ? model_->graphWithStats(g_, stats_, bindings_, {}, pricing_.get())
+                                                 : StatusOr<GraphEstimate>(applied);
+  for (size_t i = 0; i < nodes.size(); ++i) g_.mutableNodes()[i].mir = nodes[i];
+  for (size_t v = 0; v < values.size(); ++v) g_.mutableValue(static_cast<ValueId>(v)).mir = values[v];
+  if (!after.isOk()) return after.status();
+  return rewardFor(est_, *after);
 }
 
 }  // namespace cagr

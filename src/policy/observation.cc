@@ -57,7 +57,7 @@ Observation Env::observe() const {
     }
   }
   for (double x : contextVector(target_->hw)) o.hw.push_back(static_cast<float>(x));
-  for (const Candidate& c : legal_) {
+  for (const Candidate& c : legalActions()) {
     std::vector<float> row(Observation::kActionFeatures, 0.f);
     row[static_cast<size_t>(c.action.kind)] = 1.f;
     row[kNumActionKinds] = logScale(static_cast<double>(c.action.nodes.size()));

@@ -42,7 +42,7 @@ class RandomPolicy : public Policy {
 };
 
 // The rewards of every non-stop action of `env` (NaN where applying failed).
-std::vector<double> allRewards(const Env& env) {
+std::vector<double> allRewards(Env& env) {
   std::vector<double> out;
   for (size_t i = 0; i + 1 < env.legalActions().size(); ++i) {
     auto r = env.peek(i);
@@ -83,6 +83,9 @@ std::string signature(const Env& env) {
   return s;
 }
 
+// Beam search over cumulative reward. Children are scored with Env::peek
+// (decision-only actions are applied and undone in place); only the k kept
+// are materialised as copies.
 class BeamPolicy : public Policy {
  public:
   BeamPolicy(int width, double minGain) : width_(std::max(1, width)), minGain_(minGain) {}
@@ -91,27 +94,42 @@ class BeamPolicy : public Policy {
     std::vector<Env> beam{env.clone()};
     Env best = env.clone();
     while (true) {
-      std::vector<Env> children;
+      struct Child {
+        double score;
+        size_t parent, action;
+        std::string key;
+      };
+      std::vector<Child> children;
       std::set<std::string> seen;
-      for (const Env& b : beam) {
-        if (b.done()) continue;
-        for (size_t i = 0; i + 1 < b.legalActions().size(); ++i) {
-          Env c = b.clone();
-          if (!c.step(i).isOk()) continue;
-          if (seen.insert(signature(c)).second) children.push_back(std::move(c));
+      for (size_t b = 0; b < beam.size(); ++b) {
+        Env& parent = beam[b];
+        if (parent.done()) continue;
+        std::string base = signature(parent);
+        for (size_t i = 0; i + 1 < parent.legalActions().size(); ++i) {
+          auto r = parent.peek(i);
+          if (!r.isOk()) continue;
+          std::string key = base + parent.legalActions()[i].action.label(parent.graph());
+          if (!seen.insert(key).second) continue;
+          children.push_back(Child{parent.episodeReturn() + *r, b, i, std::move(key)});
         }
       }
       if (children.empty()) break;
-      std::sort(children.begin(), children.end(),
-                [](const Env& a, const Env& b) { return a.episodeReturn() > b.episodeReturn(); });
-      if (children.size() > static_cast<size_t>(width_)) children.resize(static_cast<size_t>(width_));
-      bool improved = children.front().episodeReturn() > best.episodeReturn() + minGain_;
-      if (improved) best = children.front().clone();
-      // Keep searching while some child is within reach of the best: a step
-      // with no gain can enable a later one (e.g. batching before fusing).
-      if (!improved && children.front().episodeReturn() + minGain_ < best.episodeReturn()) break;
-      if (!improved && beam.size() == children.size() && children.front().steps() > best.steps() + 2) break;
-      beam = std::move(children);
+      size_t keep = std::min(children.size(), static_cast<size_t>(width_));
+      std::partial_sort(children.begin(), children.begin() + static_cast<long>(keep), children.end(),
+                        [](const Child& a, const Child& b) { return a.score > b.score; });
+      std::vector<Env> next;
+      for (size_t i = 0; i < keep; ++i) {
+        Env c = beam[children[i].parent].clone();
+        if (c.step(children[i].action).isOk()) next.push_back(std::move(c));
+      }
+      if (next.empty()) break;
+      bool improved = next.front().episodeReturn() > best.episodeReturn() + minGain_;
+      if (improved) best = next.front().clone();
+      // A step without gain may enable a later one (batching before fusing),
+      // so the search goes on while the beam is within reach of the best.
+      if (!improved && next.front().episodeReturn() + minGain_ < best.episodeReturn()) break;
+      if (!improved && next.front().steps() > best.steps() + 2) break;
+      beam = std::move(next);
     }
     env = std::move(best);
     if (!env.done()) CAGR_RETURN_IF_ERROR(env.step(env.legalActions().size() - 1).status());
