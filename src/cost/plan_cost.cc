@@ -185,7 +185,8 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
     bool misaligned = std::any_of(w.type.dims.end() - 2, w.type.dims.end(), [&](Dim d) { return d % align != 0; });
     if (tensorCores && misaligned && w.mir.layout != Layout::kPadded) e.computeS *= kMisalignedPenalty;
     if (c.backend == Backend::kCpu && w.mir.layout != Layout::kPacked && eff.bytesPerS > 0) {
-      e.memoryS += 2 * c.bytes[static_cast<size_t>(v)] * storageFactor(w.mir.storage) / eff.bytesPerS;
+      // A pass before the GEMM proper, so a fixed per-call cost, not overlapped.
+      e.launchS += 2 * c.bytes[static_cast<size_t>(v)] * storageFactor(w.mir.storage) / c.hw.dramBandwidth();
     }
   }
   return e;

@@ -312,6 +312,7 @@ Status shapeEmbeddingBags(const Graph& g, const Node& n, std::vector<TensorType>
   if (hasOffsets) {
     const TensorType& off = g.type(n.inputs[static_cast<size_t>(tables) + 1]);
     if (idx.rank() != 2 || off.rank() != 2) return invalidArgument("with offsets, indices must be [S, L] and offsets [S, B]");
+    if (!isIndexType(off.dtype)) return invalidArgument("offsets must be i64 or i32");
     if (off.dims[0] != idx.dims[0]) return invalidArgument("indices and offsets disagree on the number of slots");
     bags = off.dims[1];
     if (intAttr(n, "include_last_offset") != 0) {

@@ -102,7 +102,14 @@ StatusOr<GroupShape> classifyGroup(const Graph& g, const std::vector<NodeId>& me
     }
     if (i > 0 && members[i] <= members[i - 1]) return invalidArgument("group members must be in graph order");
   }
-  if (members.size() == 1) return GroupShape{naturalPattern(g.node(members[0]).op), members[0]};
+  if (members.size() == 1) {
+    // A Concat given an in-place kernel (eliminate_concat) runs as that pattern.
+    const Node& n = g.node(members[0]);
+    if (n.op == OpKind::kConcat && kernelInfo(n.mir.kernel).pattern == Pattern::kConcatInPlace) {
+      return GroupShape{Pattern::kConcatInPlace, members[0]};
+    }
+    return GroupShape{naturalPattern(n.op), members[0]};
+  }
   CAGR_RETURN_IF_ERROR(checkConnectedConvex(g, members));
   std::vector<NodeId> anchors;
   for (NodeId m : members) {

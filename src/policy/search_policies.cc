@@ -83,6 +83,35 @@ std::string signature(const Env& env) {
   return s;
 }
 
+// A hash of the plan itself (structure and decisions; group labels by their
+// first member), so states reached by different action sequences — a kernel
+// set and set back, a branch moved and moved back — count once.
+uint64_t planHash(const Graph& g) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t x) { h = (h ^ x) * 1099511628211ull; };
+  std::vector<std::pair<int32_t, int32_t>> firstOfLabel;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = g.nodes()[i];
+    mix(static_cast<uint64_t>(n.op));
+    for (ValueId v : n.inputs) mix(static_cast<uint64_t>(v + 2));
+    for (ValueId v : n.outputs) mix(static_cast<uint64_t>(v + 2) << 20);
+    int32_t group = -1;
+    if (n.mir.group >= 0) {
+      auto it = std::find_if(firstOfLabel.begin(), firstOfLabel.end(), [&](auto& p) { return p.first == n.mir.group; });
+      if (it == firstOfLabel.end()) it = firstOfLabel.insert(firstOfLabel.end(), {n.mir.group, static_cast<int32_t>(i)});
+      group = it->second;
+    }
+    mix(static_cast<uint64_t>(group + 1));
+    mix(n.mir.kernel | (static_cast<uint64_t>(n.mir.stream) << 16) | (static_cast<uint64_t>(n.mir.math) << 24));
+  }
+  for (size_t v = 0; v < g.numValues(); ++v) {
+    const ValueDecision& d = g.value(static_cast<ValueId>(v)).mir;
+    mix(static_cast<uint64_t>(d.storage) | (static_cast<uint64_t>(d.layout) << 8));
+  }
+  for (ValueId v : g.outputs()) mix(static_cast<uint64_t>(v));
+  return h;
+}
+
 // Beam search over cumulative reward. Children are scored with Env::peek
 // (decision-only actions are applied and undone in place); only the k kept
 // are materialised as copies.
@@ -115,12 +144,12 @@ class BeamPolicy : public Policy {
       }
       if (children.empty()) break;
       size_t keep = std::min(children.size(), static_cast<size_t>(width_));
-      std::partial_sort(children.begin(), children.begin() + static_cast<long>(keep), children.end(),
-                        [](const Child& a, const Child& b) { return a.score > b.score; });
+      std::sort(children.begin(), children.end(), [](const Child& a, const Child& b) { return a.score > b.score; });
       std::vector<Env> next;
-      for (size_t i = 0; i < keep; ++i) {
+      std::set<uint64_t> plans;
+      for (size_t i = 0; i < children.size() && next.size() < keep; ++i) {
         Env c = beam[children[i].parent].clone();
-        if (c.step(children[i].action).isOk()) next.push_back(std::move(c));
+        if (c.step(children[i].action).isOk() && plans.insert(planHash(c.graph())).second) next.push_back(std::move(c));
       }
       if (next.empty()) break;
       bool improved = next.front().episodeReturn() > best.episodeReturn() + minGain_;
@@ -152,7 +181,7 @@ class ExhaustivePolicy : public Policy {
                          " (use greedy or beam)");
     }
     Env best = env.clone();
-    std::set<std::string> visited;
+    std::set<uint64_t> visited{planHash(env.graph())};
     size_t states = 0;
     // Depth-first over action sets; a set reached in another order is skipped.
     std::function<Status(const Env&)> visit = [&](const Env& s) -> Status {
@@ -164,7 +193,7 @@ class ExhaustivePolicy : public Policy {
       for (size_t i = 0; i + 1 < s.legalActions().size(); ++i) {
         Env c = s.clone();
         if (!c.step(i).isOk()) continue;
-        if (!visited.insert(signature(c)).second) continue;
+        if (!visited.insert(planHash(c.graph())).second) continue;
         CAGR_RETURN_IF_ERROR(visit(c));
       }
       return Status::ok();

@@ -181,4 +181,16 @@ Status rebuildNodes(Graph& g, const std::vector<NodeId>& order) {
   return Status::ok();
 }
 
+Status dropNodes(Graph& g, const std::vector<NodeId>& dropped) {
+  std::vector<char> drop(g.nodes().size(), 0);
+  for (NodeId d : dropped) {
+    if (d >= 0 && static_cast<size_t>(d) < drop.size()) drop[static_cast<size_t>(d)] = 1;
+  }
+  std::vector<NodeId> order;
+  for (size_t i = 0; i < drop.size(); ++i) {
+    if (!drop[i]) order.push_back(static_cast<NodeId>(i));
+  }
+  return rebuildNodes(g, order);
+}
+
 }  // namespace cagr

@@ -51,4 +51,7 @@ class BranchAnalysis {
 /// repeats a node or uses a value before its producer.
 Status rebuildNodes(Graph& g, const std::vector<NodeId>& order);
 
+/// rebuildNodes with every node but `dropped` (whose outputs must be unused).
+Status dropNodes(Graph& g, const std::vector<NodeId>& dropped);
+
 }  // namespace cagr

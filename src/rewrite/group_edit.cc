@@ -70,9 +70,14 @@ bool isGroup(const Graph& g, const std::vector<NodeId>& members, KernelId kernel
 
 Status checkOffered(const Rewrite& r, const Graph& g, const Target& t, const Action& a) {
   std::vector<Candidate> all;
+  r.candidates(g, t, /*explain=*/false, all);
+  if (std::find_if(all.begin(), all.end(), [&](const Candidate& c) { return c.action == a; }) != all.end()) {
+    return Status::ok();
+  }
+  all.clear();  // not legal: look again for the reason
   r.candidates(g, t, /*explain=*/true, all);
   for (const Candidate& c : all) {
-    if (c.action == a) return c.legal() ? Status::ok() : invalidArgument(c.reason);
+    if (c.action == a && !c.legal()) return invalidArgument(c.reason);
   }
   return invalidArgument("not a candidate of " + std::string(actionKindName(r.kind())) + " for this graph");
 }

@@ -15,7 +15,9 @@ class GroupIndex {
  public:
   explicit GroupIndex(const Graph& g);
   /// Members of `n`'s kernel in graph order (just `n` when it is unfused).
-  const std::vector<NodeId>& membersOf(NodeId n) const { return groups_[static_cast<size_t>(of_[static_cast<size_t>(n)])]; }
+  const std::vector<NodeId>& membersOf(NodeId n) const {
+    return groups_[static_cast<size_t>(of_[static_cast<size_t>(n)])];
+  }
   bool sameGroup(NodeId a, NodeId b) const { return of_[static_cast<size_t>(a)] == of_[static_cast<size_t>(b)]; }
 
  private:
@@ -40,7 +42,7 @@ void setGroup(Graph& g, const std::vector<NodeId>& members, KernelId kernel);
 bool isGroup(const Graph& g, const std::vector<NodeId>& members, KernelId kernel);
 
 /// OK when `a` is one of `r`'s legal candidates for `g` on `t`; otherwise the
-/// near miss's reason, or "not offered".
+/// near miss's reason, or "not a candidate".
 Status checkOffered(const Rewrite& r, const Graph& g, const Target& t, const Action& a);
 
 }  // namespace cagr::rewrites

@@ -39,7 +39,9 @@ TEST(Roofline, LargeGemmIsComputeBoundAtTheDefaultFraction) {
   double flops = 2.0 * 4096 * 4096 * 4096;
   EXPECT_NEAR(k.seconds, flops / (1e12 * 0.8) + 1e-6, 1e-9);
   EXPECT_STREQ(est->kind, "modelled");
-  EXPECT_DOUBLE_EQ(est->variance, 0.05);
+  // V_H of a plan: the profile's 5 %, raised by the (tiny) launch share.
+  EXPECT_NEAR(est->variance, 0.05, 1e-4);
+  EXPECT_GE(est->variance, 0.05);
 }
 
 TEST(Roofline, EmbeddingBagIsMemoryBoundAndViewsAreFree) {

@@ -28,11 +28,14 @@ struct Match {
   }
 };
 
-std::string valueName(const Graph& g, ValueId v) { return "'" + g.value(v).name + "'"; }
+std::string valueName(const Graph& g, ValueId v) {
+  return "'" + g.value(v).name + "'";
+}
 
 // OK when `v` (an output of `p`) is read only by `user`.
 Status onlyUsedBy(const Graph& g, const ValueUses& uses, ValueId v, NodeId p, NodeId user) {
-  if (uses.isOutput[static_cast<size_t>(v)]) return invalidArgument("the output of " + nodeWhere(g, p) + " is a graph output");
+  if (uses.isOutput[static_cast<size_t>(v)])
+    return invalidArgument("the output of " + nodeWhere(g, p) + " is a graph output");
   for (NodeId u : uses.consumers[static_cast<size_t>(v)]) {
     if (u != user) return invalidArgument("the output of " + nodeWhere(g, p) + " is also used by " + nodeWhere(g, u));
   }
@@ -40,7 +43,8 @@ Status onlyUsedBy(const Graph& g, const ValueUses& uses, ValueId v, NodeId p, No
 }
 
 Status constantF32(const Graph& g, ValueId v, const std::string& what, NodeId owner) {
-  if (!g.isConstant(v)) return invalidArgument(nodeWhere(g, owner) + "'s " + what + " " + valueName(g, v) + " is not a constant");
+  if (!g.isConstant(v))
+    return invalidArgument(nodeWhere(g, owner) + "'s " + what + " " + valueName(g, v) + " is not a constant");
   if (g.type(v).dtype != DType::kF32) return invalidArgument(nodeWhere(g, owner) + "'s " + what + " is not f32");
   return Status::ok();
 }

@@ -50,19 +50,41 @@ std::string kernelConflict(const Ctx& c, const std::vector<NodeId>& merged, cons
   return "";
 }
 
-// The reason fuse(a, b) through `views` is illegal, or "".
+// True when the anchors alone rule `merged` out (two of them, one in the
+// wrong place, or one no vertical fusion runs): saves classifyGroup's graph
+// walk on most producer/consumer pairs when no reason is wanted.
+bool anchorsRuleOut(const Graph& g, const std::vector<NodeId>& merged) {
+  NodeId anchor = -1;
+  for (NodeId m : merged) {
+    if (ops::in(ops::kEltwise | ops::kViews, g.node(m).op)) continue;
+    if (anchor >= 0) return true;
+    anchor = m;
+  }
+  if (anchor < 0) return false;
+  OpKind k = g.node(anchor).op;
+  if (ops::in(ops::kGemmLike | ops::kLookups, k)) return anchor != merged.front();
+  if (ops::in(ops::kReductions, k)) return anchor != merged.back();
+  return true;
+}
+
+// The reason fuse(a, b) through `views` is illegal, or "" (without `explain`
+// any non-empty string will do).
 std::string whyNot(const Ctx& c, NodeId a, const std::vector<NodeId>& views, NodeId b,
-                   const std::vector<NodeId>& merged) {
+                   const std::vector<NodeId>& merged, bool explain) {
   NodeId x = a;
   for (NodeId next : views) {
     if (std::string why = escapes(c, x, next, merged); !why.empty()) return why;
     x = next;
   }
   if (std::string why = escapes(c, x, b, merged); !why.empty()) return why;
+  if (!explain && anchorsRuleOut(c.g, merged)) return "anchors";
   if (std::string why = mergeBlocker(c.g, c.groups, merged); !why.empty()) return why;
   auto shape = classifyGroup(c.g, merged);
   if (!shape.isOk()) {
     return "fusing " + nodeWhere(c.g, b) + " after " + nodeWhere(c.g, a) + ": " + shape.status().message();
+  }
+  if (shape->pattern == Pattern::kInteraction || shape->pattern == Pattern::kFM) {
+    return nodeWhere(c.g, shape->anchor) + " with its inputs is fuse_interaction's group";
   }
   std::string why;
   auto kernels = kernelsFor(c.g, merged, *shape, c.t, &why);
@@ -75,6 +97,7 @@ std::string whyNot(const Ctx& c, NodeId a, const std::vector<NodeId>& views, Nod
 class Collector {
  public:
   explicit Collector(bool explain) : explain_(explain) {}
+  bool explain() const { return explain_; }
   void add(Candidate cand) {
     if (!cand.legal() && !explain_) return;
     auto it = seen_.find(cand.action.nodes);
@@ -116,7 +139,7 @@ void follow(const Ctx& c, NodeId a, NodeId from, std::vector<NodeId>& views, Col
     }
     std::vector<NodeId> merged = unite(unite(c.groups.membersOf(a), views), c.groups.membersOf(b));
     Candidate cand;
-    cand.reason = whyNot(c, a, views, b, merged);
+    cand.reason = whyNot(c, a, views, b, merged, out.explain());
     cand.action.kind = ActionKind::kFuse;
     cand.action.nodes = std::move(merged);
     out.add(std::move(cand));

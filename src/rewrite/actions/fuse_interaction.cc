@@ -22,14 +22,15 @@ struct Ctx {
   const Node& node(NodeId n) const { return g.node(n); }
 };
 
-bool isView(const Graph& g, NodeId n) { return ops::in(ops::kViews, g.node(n).op); }
+bool isView(const Graph& g, NodeId n) {
+  return ops::in(ops::kViews, g.node(n).op);
+}
 
 // The single node reading `n`'s output, or -1 (several readers, a graph output).
 NodeId soleConsumer(const Ctx& c, NodeId n) {
   ValueId v = c.node(n).outputs[0];
   const auto& users = c.uses.consumers[static_cast<size_t>(v)];
-  if (c.uses.count(v) != 1) return -1;
-  return users.front();
+  return users.size() == 1 && !c.uses.isOutput[static_cast<size_t>(v)] ? users.front() : -1;
 }
 
 // Views and at most one Concat after `rec`, each the sole reader of the last.
@@ -75,15 +76,16 @@ std::vector<NodeId> feeders(const Ctx& c, NodeId rec) {
 // Keeps the feeders whose every reader is in the group, nearest `rec` first
 // (so one escaping concat drops the lookups behind it too); `why` says what
 // the first one dropped was missing.
-std::vector<NodeId> keepInside(const Ctx& c, const std::vector<NodeId>& feeds, std::vector<char>& in,
-                               NodeId rec, std::string& why) {
+std::vector<NodeId> keepInside(const Ctx& c, const std::vector<NodeId>& feeds, std::vector<char>& in, NodeId rec,
+                               std::string& why) {
   std::vector<NodeId> kept;
   for (NodeId f : feeds) {
     std::string miss;
     ValueId v = c.node(f).outputs[0];
     if (c.uses.isOutput[static_cast<size_t>(v)]) miss = nodeWhere(c.g, f) + " is a graph output";
     for (NodeId u : c.uses.consumers[static_cast<size_t>(v)]) {
-      if (miss.empty() && !in[static_cast<size_t>(u)]) miss = nodeWhere(c.g, f) + " is also used by " + nodeWhere(c.g, u);
+      if (miss.empty() && !in[static_cast<size_t>(u)])
+        miss = nodeWhere(c.g, f) + " is also used by " + nodeWhere(c.g, u);
     }
     if (miss.empty() && c.node(f).mir.stream != c.node(rec).mir.stream) {
       miss = nodeWhere(c.g, f) + " is on stream " + std::to_string(c.node(f).mir.stream);
