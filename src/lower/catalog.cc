@@ -165,7 +165,9 @@ StatusOr<Target> makeTarget(HardwareProfile hw) {
   using Pr = Precision;
   if (hw.kind == "cpu") {
     t.backend = Backend::kCpu;
-    t.streams = 2;  // two thread teams run independent branches side by side
+    // One stream: independent branches on split thread teams would share the
+    // same cores, so the critical-path model's free overlap does not hold.
+    t.streams = 1;
     t.storage = {Pr::kF32, Pr::kBF16, Pr::kF16, Pr::kInt8Rowwise};
     t.math = {Pr::kF32};
   } else if (hw.kind == "tpu") {

@@ -9,6 +9,7 @@
 
 #include "cagr/importer.h"
 #include "cagr/text.h"
+#include "common/golden.h"
 #include "import/context.h"
 
 namespace cagr {
@@ -21,14 +22,7 @@ void expectGolden(const std::string& model, const std::string& golden) {
   ASSERT_TRUE(g.isOk()) << g.status().message();
   PrintOptions opts;
   opts.elideWeights = true;
-  std::string text = printGraph(*g, opts);
-  std::string path = src("test/import/golden/" + golden);
-  if (std::getenv("CAGR_UPDATE_GOLDEN") != nullptr) std::ofstream(path) << text;
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << "missing golden " << path << " (run with CAGR_UPDATE_GOLDEN=1)";
-  std::stringstream want;
-  want << in.rdbuf();
-  EXPECT_EQ(text, want.str()) << "golden " << path << " differs (CAGR_UPDATE_GOLDEN=1 rewrites it)";
+  testing::expectGoldenText(printGraph(*g, opts), src("test/import/golden/" + golden));
 }
 
 TEST(ImportGolden, DeepFmDynamo) { expectGolden("zoo/onnx/deepfm.dynamo.onnx", "deepfm.dynamo.mlir"); }

@@ -18,6 +18,7 @@
 #include "cagr/reference.h"
 #include "cagr/rewrite.h"
 #include "cagr/text.h"
+#include "common/golden.h"
 
 namespace cagr::rwtest {
 
@@ -81,14 +82,24 @@ inline Graph applied(const Graph& g, const Target& t, const Action& a) {
 inline void expectGolden(const Graph& g, const std::string& name) {
   PrintOptions opts;
   opts.elideWeights = true;
-  std::string text = printGraph(g, opts);
-  std::string path = repoPath("test/rewrite/golden/" + name);
-  if (std::getenv("CAGR_UPDATE_GOLDEN") != nullptr) std::ofstream(path) << text;
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << "missing golden " << path << " (run with CAGR_UPDATE_GOLDEN=1)";
-  std::stringstream want;
-  want << in.rdbuf();
-  EXPECT_EQ(text, want.str()) << "golden " << path << " differs (CAGR_UPDATE_GOLDEN=1 rewrites it)";
+  cagr::testing::expectGoldenText(printGraph(g, opts), repoPath("test/rewrite/golden/" + name));
+}
+
+/// Applies the first legal candidate of `kind` until none is left (at most
+/// `cap` times, re-enumerating after each apply since ids change); returns
+/// how many were applied.
+inline int applyAll(Graph& g, const Target& t, ActionKind kind, int cap = 1000) {
+  int applied = 0;
+  for (; applied < cap; ++applied) {
+    auto cs = candidatesOf(g, t, kind);
+    if (cs.empty()) break;
+    Status st = applyAction(g, t, cs.front().action);
+    if (!st.isOk()) {
+      ADD_FAILURE() << st.message();
+      break;
+    }
+  }
+  return applied;
 }
 
 /// Random inputs for `g` at batch `batch`: floats uniform in [-1, 1), integer
