@@ -9,6 +9,7 @@
 namespace cagr {
 namespace {
 
+using rwtest::applyAll;
 using rwtest::candidatesOf;
 
 const Target& cpu() {
@@ -138,18 +139,6 @@ Graph withRandomWeights(const Graph& g) {
   return h;
 }
 
-// Applies batch_embeddings candidates (re-enumerating after each) until none
-// is left; returns how many were applied.
-int batchAll(Graph& g) {
-  int applied = 0;
-  for (;;) {
-    auto cands = candidatesOf(g, cpu(), ActionKind::kBatchEmbeddings);
-    if (cands.empty() || applied > 8) return applied;
-    g = rwtest::applied(g, cpu(), cands[0].action);
-    ++applied;
-  }
-}
-
 int countOps(const Graph& g, OpKind k) {
   return static_cast<int>(std::count_if(g.nodes().begin(), g.nodes().end(), [&](const Node& n) { return n.op == k; }));
 }
@@ -201,7 +190,7 @@ TEST(BatchEmbeddings, StackedIdsGolden) {
   auto cands = candidatesOf(g, cpu(), ActionKind::kBatchEmbeddings);
   ASSERT_EQ(cands.size(), 2u);  // [N,2] bags and [N] row gathers
   EXPECT_EQ(cands[0].action.nodes.size(), 3u);
-  EXPECT_EQ(batchAll(g), 2);
+  EXPECT_EQ(applyAll(g, cpu(), ActionKind::kBatchEmbeddings), 2);
   EXPECT_EQ(countOps(g, OpKind::kEmbeddingBags), 2);
   EXPECT_EQ(countOps(g, OpKind::kTranspose), 1);
   rwtest::expectGolden(g, "batch_embeddings_stacked.mlir");
@@ -232,19 +221,19 @@ TEST(BatchEmbeddings, DoesNotFireWithoutACompatiblePair) {
 TEST(BatchEmbeddings, HandWrittenGraphsComputeTheSame) {
   Graph onehot = withRandomWeights(rwtest::parse(kOneHot));
   Graph h = onehot;
-  EXPECT_EQ(batchAll(h), 1);
+  EXPECT_EQ(applyAll(h, cpu(), ActionKind::kBatchEmbeddings), 1);
   rwtest::expectSameOutputs(onehot, h, rwtest::randomInputs(onehot, 5, 10));
 
   Graph stacked = withRandomWeights(rwtest::parse(kStacked));
   h = stacked;
-  EXPECT_EQ(batchAll(h), 2);
+  EXPECT_EQ(applyAll(h, cpu(), ActionKind::kBatchEmbeddings), 2);
   rwtest::expectSameOutputs(stacked, h, rwtest::randomInputs(stacked, 5, 9));
 }
 
 TEST(BatchEmbeddings, MultiHotComputesTheSame) {
   Graph g = withRandomWeights(rwtest::parse(kMultiHot));
   Graph h = g;
-  EXPECT_EQ(batchAll(h), 1);
+  EXPECT_EQ(applyAll(h, cpu(), ActionKind::kBatchEmbeddings), 1);
   // 3 bags per slot over L = 5 ids; slot 1 has an empty bag.
   std::vector<std::pair<std::string, Tensor>> in;
   Tensor ids(DType::kI64, {2, 5}), offsets(DType::kI64, {2, 3}), fixed(DType::kI64, {3, 2}), psw(DType::kF32, {3, 2});
@@ -271,7 +260,7 @@ TEST_P(BatchEmbeddingsZoo, OneKernelSameOutputs) {
   ASSERT_EQ(cands.size(), 1u);
   EXPECT_EQ(static_cast<int>(cands[0].action.nodes.size()), c.lookups);
   Graph h = g;
-  EXPECT_EQ(batchAll(h), 1);
+  EXPECT_EQ(applyAll(h, cpu(), ActionKind::kBatchEmbeddings), 1);
   EXPECT_EQ(countOps(h, OpKind::kEmbeddingBags), 1);
   EXPECT_EQ(countOps(h, OpKind::kEmbeddingBag), 0);
   EXPECT_EQ(h.value(h.outputs()[0]).name, g.value(g.outputs()[0]).name);

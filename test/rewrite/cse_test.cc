@@ -9,6 +9,7 @@
 namespace cagr {
 namespace {
 
+using rwtest::applyAll;
 using rwtest::candidatesOf;
 
 // mm1/mm2 read constants with equal bytes under different names; r1/r2 are
@@ -97,17 +98,6 @@ TEST(CseTest, TwoNamedOutputsAreNotMerged) {
   EXPECT_EQ(printGraph(h), printGraph(g));
 }
 
-// Applies the first legal CSE candidate until none is left; returns how many.
-int mergeAll(Graph& g, const Target& t) {
-  int merged = 0;
-  for (auto cs = candidatesOf(g, t, ActionKind::kCse); !cs.empty() && merged < 500;
-       cs = candidatesOf(g, t, ActionKind::kCse)) {
-    g = rwtest::applied(g, t, cs.front().action);
-    ++merged;
-  }
-  return merged;
-}
-
 TEST(CseTest, ZooModelsHaveNoDuplicates) {
   // Both exporters already share repeated subexpressions in every zoo model
   // (checked for all eight): pinned at zero, so a new duplicate shows here.
@@ -133,7 +123,7 @@ TEST(CseTest, DlrmWithADuplicatedBottomOutputMergesBack) {
   ASSERT_TRUE(g.topoSort().isOk());
   Target t = rwtest::target("h200");
   Graph h = g;
-  EXPECT_EQ(mergeAll(h, t), 1);
+  EXPECT_EQ(applyAll(h, t, ActionKind::kCse), 1);
   EXPECT_EQ(h.nodes().size(), g.nodes().size() - 1);
   rwtest::expectSameOutputs(g, h, rwtest::zooInputs("dlrm_criteo"));
 }

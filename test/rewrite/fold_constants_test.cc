@@ -10,6 +10,7 @@
 namespace cagr {
 namespace {
 
+using rwtest::applyAll;
 using rwtest::candidatesOf;
 
 // ab = a * b and e = exp(ab) depend on constants only; `k` (Neg of a) is a
@@ -36,17 +37,6 @@ std::vector<std::string> folded(const Graph& g, const std::vector<Candidate>& cs
   return out;
 }
 
-// Applies the first legal fold until none is left; returns how many.
-int foldAll(Graph& g, const Target& t) {
-  int n = 0;
-  for (auto cs = candidatesOf(g, t, ActionKind::kFoldConstants); !cs.empty() && n < 500;
-       cs = candidatesOf(g, t, ActionKind::kFoldConstants)) {
-    g = rwtest::applied(g, t, cs.front().action);
-    ++n;
-  }
-  return n;
-}
-
 TEST(FoldConstantsTest, ChainFoldsStepByStep) {
   Graph g = rwtest::parse(constantChain());
   Target t = rwtest::target("x86-64");
@@ -54,7 +44,7 @@ TEST(FoldConstantsTest, ChainFoldsStepByStep) {
   EXPECT_EQ(folded(g, cs), (std::vector<std::string>{"ab", "k"}));
   Graph h = rwtest::applied(g, t, cs.front().action);
   EXPECT_EQ(folded(h, candidatesOf(h, t, ActionKind::kFoldConstants)), (std::vector<std::string>{"e", "k"}));
-  EXPECT_EQ(foldAll(h, t), 2);
+  EXPECT_EQ(applyAll(h, t, ActionKind::kFoldConstants), 2);
   ASSERT_EQ(h.nodes().size(), 1u);  // only the Add of the input is left
   EXPECT_EQ(h.value(h.outputs()[1]).name, "k");
   const Tensor* k = h.constant(h.outputs()[1]);
@@ -128,7 +118,7 @@ TEST(FoldConstantsTest, ZooModels) {
   for (Case c : {Case{"dlrm_criteo", 0}, Case{"deepfm", 0}, Case{"ngcf", 22}}) {
     Graph g = rwtest::zoo(c.model);
     Graph h = g;
-    EXPECT_EQ(foldAll(h, rwtest::target("h200")), c.folds) << c.model;
+    EXPECT_EQ(applyAll(h, rwtest::target("h200"), ActionKind::kFoldConstants), c.folds) << c.model;
     for (const Node& n : h.nodes()) {
       bool reads = std::any_of(n.inputs.begin(), n.inputs.end(), [&](ValueId v) { return !h.isConstant(v); });
       EXPECT_TRUE(reads) << c.model << ": " << n.name << " reads only constants after folding";

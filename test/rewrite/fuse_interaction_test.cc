@@ -9,6 +9,7 @@
 namespace cagr {
 namespace {
 
+using rwtest::applyAll;
 using rwtest::candidatesOf;
 
 // A block argument: name, element type + static dims as MLIR spells them
@@ -107,16 +108,6 @@ std::string members(const Graph& g, const Candidate& c) {
   return out;
 }
 
-// Applies the first legal candidate until none is left; returns how many.
-int fuseAll(Graph& g, const Target& t) {
-  int n = 0;
-  for (auto cs = candidatesOf(g, t, ActionKind::kFuseInteraction); !cs.empty() && n < 100;
-       cs = candidatesOf(g, t, ActionKind::kFuseInteraction), ++n) {
-    g = rwtest::applied(g, t, cs.front().action);
-  }
-  return n;
-}
-
 const char* kDlrmGroup = "bag0 bag1 bag2 stack view interact join";
 
 TEST(FuseInteractionTest, DlrmLikeGroup) {
@@ -129,12 +120,12 @@ TEST(FuseInteractionTest, DlrmLikeGroup) {
     EXPECT_TRUE(cs[0].legal()) << cs[0].reason;
     EXPECT_EQ(members(g, cs[0]), kDlrmGroup);  // bottom MLP and top Gemm stay out
     EXPECT_EQ(cs[0].action.choice, kernel);
-    EXPECT_EQ(fuseAll(g, t), 1) << target;
+    EXPECT_EQ(applyAll(g, t, ActionKind::kFuseInteraction), 1) << target;
     EXPECT_TRUE(candidatesOf(g, t, ActionKind::kFuseInteraction).empty());
   }
   Graph before = rwtest::parse(dlrm());
   Graph g = before;
-  fuseAll(g, rwtest::target("x86-64"));
+  applyAll(g, rwtest::target("x86-64"), ActionKind::kFuseInteraction);
   rwtest::expectGolden(g, "fuse_interaction_dlrm.mlir");
   rwtest::expectSameOutputs(before, g, rwtest::randomInputs(before, 4, 10));
 }
@@ -150,7 +141,7 @@ TEST(FuseInteractionTest, LookupReadElsewhereStaysOut) {
   EXPECT_TRUE(cs[1].legal()) << cs[1].reason;
   EXPECT_EQ(members(g, cs[1]), "bag0 bag2 stack view interact join");
   Graph before = g;
-  EXPECT_EQ(fuseAll(g, t), 1);
+  EXPECT_EQ(applyAll(g, t, ActionKind::kFuseInteraction), 1);
   EXPECT_EQ(g.node(3).name, "bag1");
   EXPECT_EQ(g.node(3).mir.group, -1);
   rwtest::expectSameOutputs(before, g, rwtest::randomInputs(before, 4, 10));
@@ -164,7 +155,7 @@ TEST(FuseInteractionTest, FmWithItsLookups) {
   ASSERT_EQ(cs.size(), 1u);
   EXPECT_EQ(cs[0].action.nodes.size(), 8u);  // 3 gathers, 3 unsqueezes, concat, FM
   EXPECT_EQ(cs[0].action.choice, "own.fm");
-  EXPECT_EQ(fuseAll(g, t), 1);
+  EXPECT_EQ(applyAll(g, t, ActionKind::kFuseInteraction), 1);
   rwtest::expectGolden(g, "fuse_interaction_fm.mlir");
   rwtest::expectSameOutputs(before, g, rwtest::randomInputs(before, 4, 10));
 }
@@ -182,7 +173,7 @@ TEST(FuseInteractionTest, SharedStackLeavesFmAlone) {
   EXPECT_TRUE(cs[1].legal());
   EXPECT_EQ(members(g, cs[1]), "fm");
   EXPECT_EQ(cs[1].action.choice, "nvrtc.fm");
-  EXPECT_EQ(fuseAll(g, t), 1);
+  EXPECT_EQ(applyAll(g, t, ActionKind::kFuseInteraction), 1);
   rwtest::expectGolden(g, "fuse_interaction_fm_shared.mlir");
 }
 
@@ -193,7 +184,7 @@ TEST(FuseInteractionTest, CinLayers) {
   auto cs = candidatesOf(g, cpu, ActionKind::kFuseInteraction);
   ASSERT_EQ(cs.size(), 2u);
   EXPECT_EQ(cs[0].action.choice, "own.cin");
-  EXPECT_EQ(fuseAll(g, cpu), 2);
+  EXPECT_EQ(applyAll(g, cpu, ActionKind::kFuseInteraction), 2);
   rwtest::expectGolden(g, "fuse_interaction_cin.mlir");
   rwtest::expectSameOutputs(before, g, rwtest::randomInputs(before, 3, 1));
 }
@@ -225,7 +216,7 @@ TEST(FuseInteractionTest, ZooModelsMatchReference) {
     Target t = rwtest::target("x86-64");
     Graph before = rwtest::zoo(c.model, c.exporter);
     Graph g = before;
-    EXPECT_EQ(fuseAll(g, t), c.actions) << c.model;
+    EXPECT_EQ(applyAll(g, t, ActionKind::kFuseInteraction), c.actions) << c.model;
     size_t largest = 0, fused = 0;
     for (const auto& k : kernelGroups(g)) {
       largest = std::max(largest, k.size());

@@ -8,6 +8,7 @@
 namespace cagr {
 namespace {
 
+using rwtest::applyAll;
 using rwtest::candidatesOf;
 
 // Two-layer MLP; the weights are graph inputs so random inputs exercise them.
@@ -72,17 +73,6 @@ const Candidate* find(const std::vector<Candidate>& cs, const Graph& g, const st
   return nullptr;
 }
 
-// Applies the first legal fuse candidate until none is left; returns how many.
-int fuseAll(Graph& g, const Target& t) {
-  int n = 0;
-  for (auto cs = candidatesOf(g, t, ActionKind::kFuse); !cs.empty() && n < 1000;
-       cs = candidatesOf(g, t, ActionKind::kFuse)) {
-    g = rwtest::applied(g, t, cs.front().action);
-    ++n;
-  }
-  return n;
-}
-
 TEST(FuseTest, GemmBiasActivationOnCpu) {
   Graph g = rwtest::parse(mlp());
   Target cpu = rwtest::target("x86-64");
@@ -101,7 +91,7 @@ TEST(FuseTest, GemmBiasActivationOnCpu) {
   ASSERT_NE(two, nullptr);
   EXPECT_NE(two->reason.find("fusing 'fc2' (Gemm) after 'relu1' (Relu): two anchors"), std::string::npos)
       << two->reason;
-  EXPECT_EQ(fuseAll(g, cpu), 2);
+  EXPECT_EQ(applyAll(g, cpu, ActionKind::kFuse), 2);
   rwtest::expectGolden(g, "fuse_mlp_x86.mlir");
   rwtest::expectSameOutputs(rwtest::parse(mlp()), g, rwtest::randomInputs(g, 5, 1));
 }
@@ -123,9 +113,9 @@ TEST(FuseTest, GemmActivationOnH200FollowsTheCatalog) {
   ASSERT_NE(sig, nullptr);
   EXPECT_FALSE(sig->legal());
   EXPECT_NE(sig->reason.find("nvrtc.gemm_small has no tf32 math"), std::string::npos) << sig->reason;
-  EXPECT_EQ(fuseAll(g, gpu), 2);
+  EXPECT_EQ(applyAll(g, gpu, ActionKind::kFuse), 2);
   EXPECT_EQ(kernelGroups(g).size(), 2u);
-  EXPECT_EQ(fuseAll(tf32, gpu), 1);  // fc1 + relu1 only
+  EXPECT_EQ(applyAll(tf32, gpu, ActionKind::kFuse), 1);  // fc1 + relu1 only
   rwtest::expectGolden(tf32, "fuse_mlp_h200_tf32.mlir");
 }
 
@@ -143,7 +133,7 @@ TEST(FuseTest, MatMulBiasActivation) {
   for (const char* name : {"x86-64", "h200", "mi250x", "tpu-v4"}) {
     Target t = rwtest::target(name);
     Graph g = before;
-    EXPECT_EQ(fuseAll(g, t), 2) << name;
+    EXPECT_EQ(applyAll(g, t, ActionKind::kFuse), 2) << name;
     ASSERT_EQ(kernelGroups(g).size(), 1u) << name;
     auto shape = classifyGroup(g, kernelGroups(g)[0]);
     ASSERT_TRUE(shape.isOk());
@@ -164,12 +154,12 @@ TEST(FuseTest, LookupChainAndReduction) {
     ASSERT_TRUE(view && red && past) << name;
     EXPECT_TRUE(view->legal() && red->legal()) << view->reason << red->reason;
     EXPECT_NE(past->reason.find("'sum' (ReduceSum) must come last"), std::string::npos) << past->reason;
-    EXPECT_EQ(fuseAll(g, t), 3) << name;
+    EXPECT_EQ(applyAll(g, t, ActionKind::kFuse), 3) << name;
     EXPECT_EQ(kernelGroups(g).size(), 3u) << name;  // emb..bn, sq+sum, after
   }
   Graph g = rwtest::parse(kLookupAndReduce);
   Target cpu = rwtest::target("x86-64");
-  fuseAll(g, cpu);
+  applyAll(g, cpu, ActionKind::kFuse);
   rwtest::expectGolden(g, "fuse_lookup_reduce.mlir");
   rwtest::expectSameOutputs(rwtest::parse(kLookupAndReduce), g, rwtest::randomInputs(g, 3, 10));
 }
@@ -227,7 +217,7 @@ TEST(FuseTest, DlrmMatchesReference) {
   for (const char* name : {"x86-64", "h200"}) {
     Target t = rwtest::target(name);
     Graph g = base;
-    EXPECT_GE(fuseAll(g, t), 7) << name;  // every Gemm takes its ReLU / sigmoid
+    EXPECT_GE(applyAll(g, t, ActionKind::kFuse), 7) << name;  // every Gemm takes its ReLU / sigmoid
     EXPECT_LT(kernelGroups(g).size(), kernelGroups(base).size());
     EXPECT_TRUE(candidatesOf(g, t, ActionKind::kFuse).empty());
     EXPECT_TRUE(verifyPlan(g, t).isOk());
