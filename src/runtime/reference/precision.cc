@@ -3,8 +3,8 @@
 #include "runtime/reference/precision.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "cagr/mir.h"
@@ -13,19 +13,9 @@
 namespace cagr::ref {
 namespace {
 
-uint32_t bitsOf(float x) {
-  uint32_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
+bool isFloating(DType t) {
+  return t == DType::kF32 || t == DType::kF64;
 }
-
-float fromBits(uint32_t b) {
-  float x;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
-}
-
-bool isFloating(DType t) { return t == DType::kF32 || t == DType::kF64; }
 
 template <typename T>
 void quantizeRows(const T* x, T* y, int64_t rows, int64_t cols) {
@@ -50,31 +40,42 @@ void quantizeRows(const T* x, T* y, int64_t rows, int64_t cols) {
 size_t multiplicands(const Node& n) {
   switch (n.op) {
     case OpKind::kGemm:
-    case OpKind::kConv1x1: return 2;
-    case OpKind::kCIN: return 3;
-    default: return n.inputs.size();
+    case OpKind::kConv1x1:
+      return 2;
+    case OpKind::kCIN:
+      return 3;
+    default:
+      return n.inputs.size();
   }
 }
 
 }  // namespace
 
 float roundToTF32(float x) {
-  uint32_t b = bitsOf(x);
+  auto b = std::bit_cast<uint32_t>(x);
   if ((b & 0x7f800000u) == 0x7f800000u) return x;  // infinity or NaN
   b += 0xfffu + ((b >> 13) & 1u);                  // ties to even on the 13 dropped bits
-  return fromBits(b & ~0x1fffu);
+  return std::bit_cast<float>(b & ~0x1fffu);
 }
 
-float roundToBF16(float x) { return bf16ToFloat(floatToBf16(x)); }
+float roundToBF16(float x) {
+  return bf16ToFloat(floatToBf16(x));
+}
 
-float roundToF16(float x) { return halfToFloat(floatToHalf(x)); }
+float roundToF16(float x) {
+  return halfToFloat(floatToHalf(x));
+}
 
 float roundTo(float x, Precision p) {
   switch (p) {
-    case Precision::kTF32: return roundToTF32(x);
-    case Precision::kBF16: return roundToBF16(x);
-    case Precision::kF16: return roundToF16(x);
-    default: return x;
+    case Precision::kTF32:
+      return roundToTF32(x);
+    case Precision::kBF16:
+      return roundToBF16(x);
+    case Precision::kF16:
+      return roundToF16(x);
+    default:
+      return x;
   }
 }
 
