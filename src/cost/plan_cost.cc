@@ -184,7 +184,9 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
     int align = std::max(1, c.hw.matrixUnit.alignElements);
     bool misaligned = std::any_of(w.type.dims.end() - 2, w.type.dims.end(), [&](Dim d) { return d % align != 0; });
     if (tensorCores && misaligned && w.mir.layout != Layout::kPadded) e.computeS *= kMisalignedPenalty;
-    if (c.backend == Backend::kCpu && w.mir.layout != Layout::kPacked && eff.bytesPerS > 0) {
+    // OpenBLAS takes no pre-packed operand: it packs on every call regardless.
+    bool packed = w.mir.layout == Layout::kPacked && std::string_view(info.name) != "openblas.sgemm";
+    if (c.backend == Backend::kCpu && !packed && eff.bytesPerS > 0) {
       // A pass before the GEMM proper, so a fixed per-call cost, not overlapped.
       e.launchS += 2 * c.bytes[static_cast<size_t>(v)] * storageFactor(w.mir.storage) / c.hw.dramBandwidth();
     }

@@ -23,8 +23,10 @@ int category(OpKind k) {
 
 float logScale(double x) { return static_cast<float>(std::log10(1.0 + std::max(0.0, x)) / 10.0); }
 
+// set_precision choices read "bf16 (output error <= 5e-2)": the first word counts.
 bool reducedPrecision(const std::string& choice) {
-  return choice == "tf32" || choice == "bf16" || choice == "f16" || choice == "int8_rowwise";
+  std::string p = choice.substr(0, choice.find(' '));
+  return p == "tf32" || p == "bf16" || p == "f16" || p == "int8_rowwise";
 }
 
 }  // namespace
