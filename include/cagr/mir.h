@@ -105,8 +105,9 @@ std::vector<std::vector<NodeId>> kernelGroups(const Graph& g);
 /// cycle (each group convex is not enough). `labels` (one per node) replaces
 /// the nodes' mir.group, so a rewrite can test a regrouping without a copy.
 /// `consumers` (nodeConsumers(g), optional) saves recomputing them.
+class NodeLists;
 StatusOr<std::vector<std::vector<NodeId>>> scheduleKernels(const Graph& g, const std::vector<int32_t>* labels = nullptr,
-                                                           const std::vector<std::vector<NodeId>>* consumers = nullptr);
+                                                           const NodeLists* consumers = nullptr);
 /// A fresh group label (one more than the largest in use).
 int32_t newGroupLabel(const Graph& g);
 

@@ -50,7 +50,7 @@ double numelOf(const std::vector<int64_t>& s) {
 struct PricingCache {
   std::vector<double> bytes;        // f32-storage bytes of every value at the bindings
   ValueUses uses;
-  std::vector<std::vector<NodeId>> nodeConsumers;
+  NodeLists nodeConsumers;
   std::vector<std::string> kernel, cls;  // each node's default kernel and shape class
   std::vector<Efficiency> eff;           // its rates at its FLOP count
   Backend backend = Backend::kCpu;

@@ -196,7 +196,7 @@ std::vector<std::vector<NodeId>> groupByLabel(const Graph& g, const std::vector<
 std::vector<std::vector<NodeId>> kernelGroups(const Graph& g) { return groupByLabel(g, nullptr); }
 
 StatusOr<std::vector<std::vector<NodeId>>> scheduleKernels(const Graph& g, const std::vector<int32_t>* labels,
-                                                           const std::vector<std::vector<NodeId>>* consumers) {
+                                                           const NodeLists* consumers) {
   std::vector<std::vector<NodeId>> groups = groupByLabel(g, labels);
   std::vector<int> kernelOf(g.nodes().size());
   for (size_t k = 0; k < groups.size(); ++k) {
@@ -205,7 +205,7 @@ StatusOr<std::vector<std::vector<NodeId>>> scheduleKernels(const Graph& g, const
   // Kahn's algorithm over the kernel graph, preferring graph order.
   std::vector<std::vector<int>> succ(groups.size());
   std::vector<int> indegree(groups.size(), 0);
-  std::vector<std::vector<NodeId>> own;
+  NodeLists own;
   if (consumers == nullptr) own = nodeConsumers(g);
   const auto& cons = consumers != nullptr ? *consumers : own;
   for (size_t i = 0; i < g.nodes().size(); ++i) {

@@ -18,7 +18,7 @@ struct Ctx {
   const Graph& g;
   const Target& t;
   ValueUses uses;
-  std::vector<std::vector<NodeId>> consumers;
+  NodeLists consumers;
   GroupIndex groups;
   Ctx(const Graph& graph, const Target& target)
       : g(graph), t(target), uses(valueUses(graph)), consumers(nodeConsumers(graph)), groups(graph) {}
@@ -127,7 +127,8 @@ bool isLoneView(const Ctx& c, NodeId n) {
 // Walks a's consumers from `from`, passing through lone views (no work of
 // their own: they join with whatever comes after them).
 void follow(const Ctx& c, NodeId a, NodeId from, std::vector<NodeId>& views, Collector& out) {
-  std::vector<NodeId> next = c.consumers[static_cast<size_t>(from)];
+  auto first = c.consumers[static_cast<size_t>(from)];
+  std::vector<NodeId> next(first.begin(), first.end());
   next.erase(std::unique(next.begin(), next.end()), next.end());
   for (NodeId b : next) {
     if (c.groups.sameGroup(a, b)) continue;

@@ -41,7 +41,7 @@ GemmDims weightDims(const Graph& g, const Node& n) {
 // constant read only as operand B of Gemm / MatMul (2-D) / Conv1x1.
 std::string weightProblem(const Graph& g, const ValueUses& uses, ValueId w) {
   const Value& val = g.value(w);
-  const std::vector<NodeId>& readers = uses.consumers[static_cast<size_t>(w)];
+  const auto& readers = uses.consumers[static_cast<size_t>(w)];
   if (val.constant < 0) {
     return valueName(g, w) + (readers.empty() ? "" : " (read by " + nodeWhere(g, readers.front()) + ")") +
            " is not a constant: layouts are chosen for weights";

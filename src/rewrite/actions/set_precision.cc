@@ -109,7 +109,7 @@ bool isTableOperand(const Graph& g, const Node& n, size_t i) {
 std::string tableProblem(const Graph& g, const ValueUses& uses, ValueId v) {
   std::string name = valueName(g, v);
   if (uses.isOutput[static_cast<size_t>(v)]) return name + " is a graph output";
-  const std::vector<NodeId>& readers = uses.consumers[static_cast<size_t>(v)];
+  const auto& readers = uses.consumers[static_cast<size_t>(v)];
   for (NodeId c : readers) {
     const Node& n = g.node(c);
     for (size_t i = 0; i < n.inputs.size(); ++i) {
