@@ -66,6 +66,42 @@ TEST_F(CliTest, RunWritesOutputsMatchingOnnxRuntime) {
   EXPECT_TRUE(cmp.close) << cmp.message;
 }
 
+// Every policy's plan, written by `cagr optimize` and executed by `cagr run`,
+// reproduces ONNX Runtime's outputs of the original model.
+TEST_F(CliTest, OptimizeWritesPlansThatRunAndMatchTheModel) {
+  for (const char* policy : {"none", "greedy", "beam:2", "random"}) {
+    SCOPED_TRACE(policy);
+    std::string plan = tmp(std::string("plan_") + (policy[0] == 'b' ? "beam" : policy) + ".cagr");
+    Result o = cagr("optimize " + src("zoo/onnx/dlrm_criteo.dynamo.onnx") + " --target h200 --policy " + policy +
+                    " --batch 512 --lambda-m 0 --json -o " + plan);
+    ASSERT_EQ(o.code, 0) << o.out;
+    auto j = nlohmann::json::parse(o.out);
+    EXPECT_EQ(j["latency_kind"], "modelled");
+    EXPECT_EQ(j["target"], "h200");
+    EXPECT_LE(j["latency_ms"].get<double>(), j["baseline_latency_ms"].get<double>() * (policy[0] == 'r' ? 10 : 1));
+    for (const auto& d : j["decisions"]) EXPECT_TRUE(d.contains("gain_ms_modelled") && d.contains("kind"));
+    if (std::string(policy) == "greedy") EXPECT_GT(j["decisions"].size(), 3u);
+    std::string out = tmp("y.npz");
+    Result r = cagr("run " + plan + " --inputs " + src("zoo/ref/dlrm_criteo.b7.inputs.npz") + " --output " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    auto got = readNpz(out);
+    auto want = readNpz(src("zoo/ref/dlrm_criteo.dynamo.b7.outputs.npz"));
+    ASSERT_TRUE(got.isOk() && want.isOk());
+    // Plans may carry reduced-precision tables (int8 row-wise, stated bound 2e-2).
+    auto cmp = compareTensors(*findArray(*got, "prob", out), *findArray(*want, "prob", "ref"), 2e-2, 0);
+    EXPECT_TRUE(cmp.close) << cmp.message;
+  }
+}
+
+TEST_F(CliTest, OptimizeRejectsUnknownTargetsAndPolicies) {
+  Result t = cagr("optimize " + src("zoo/onnx/deepfm.ts.onnx") + " --target pdp-11");
+  EXPECT_NE(t.code, 0);
+  EXPECT_NE(t.out.find("pdp-11"), std::string::npos) << t.out;
+  Result p = cagr("optimize " + src("zoo/onnx/deepfm.ts.onnx") + " --target cpu --policy psychic");
+  EXPECT_NE(p.code, 0);
+  EXPECT_NE(p.out.find("unknown policy 'psychic'"), std::string::npos) << p.out;
+}
+
 TEST_F(CliTest, ExportPrintsMlirText) {
   Result r = cagr("export " + src("zoo/onnx/xdeepfm.dynamo.onnx") + " --format mlir --elide-weights");
   ASSERT_EQ(r.code, 0) << r.out;
