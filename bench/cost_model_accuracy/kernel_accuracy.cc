@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cagr/cost.h"
+#include "cost/kernel_class.h"
 
 namespace {
 
@@ -86,7 +87,11 @@ int main(int argc, char** argv) {
     c.flops = r.value("flops", 0.0);
     c.bytesRead = r.value("bytes", 0.0);
     std::string kernel = r["kernel"], cls = r["shape_class"];
-    double predicted = model.price(kernel, cls, c).seconds, measured = r["measured_s"];
+    cagr::KernelEstimate e = model.price(kernel, cls, c);
+    // Tensor-core GEMMs with misaligned N or K: the same penalty plans are priced with.
+    double penalty = cagr::misalignmentPenalty(*hw, cagr::kernelPrecision(kernel), r.value("n", 0.0), r.value("k", 0.0));
+    double predicted = std::max(e.computeS * penalty, e.memoryS) + e.launchS;
+    double measured = r["measured_s"];
     if (measured <= 0) continue;
     for (Group* g : {&byKernelClass[kernel + " " + cls], &byFamily[classFamily(cls)], &byKernel[kernel], &all}) {
       g->predicted.push_back(predicted);

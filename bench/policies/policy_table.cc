@@ -69,6 +69,14 @@ int main(int argc, char** argv) {
   const std::vector<std::string> policies = {"none", "greedy", "beam:8"};
   nlohmann::json rows = nlohmann::json::array();
   std::ostringstream table;
+  table << "# Policies on every zoo model and built-in platform (batch " << batch << ")\n\n"
+        << "Latency and peak memory are **modelled** by the roofline cost model on each platform's built-in "
+           "datasheet profile (x86-64 is a generic stand-in, not this host); optimization time is **measured** "
+           "wall time of `optimize()` on the machine that ran this (the 2-core development VM unless noted). "
+           "`x` = speed-up over `none`; steps = applied actions. Reward: -dL/L0 - 0.1 dM/M0 - 0.2 dV, so a "
+           "policy may trade a little latency for memory or variance.\n\n"
+        << "Command: `build/cagr_bench_policies --batch " << batch
+        << " --md bench/results/policies.md --json bench/results/policies.json`\n\n";
   table << "| model | platform | none ms | greedy ms | beam(8) ms | greedy x | beam x | none MB | greedy MB | beam MB "
            "| greedy opt s | beam opt s | greedy steps | beam steps |\n";
   table << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";

@@ -28,14 +28,6 @@ std::string defaultGemmKernel(const HardwareProfile& hw) {
   return hw.vendor == "amd" ? "rocblas.sgemm" : "cublas.sgemm";
 }
 
-// The precision a kernel implementation computes in, from its name
-// ("cublaslt.bf16", "cublas.sgemm_tf32"); plain names are fp32.
-std::string kernelPrecision(const std::string& kernel) {
-  for (const char* p : {"bf16", "fp16", "tf32", "int8", "fp8"}) {
-    if (kernel.find(p) != std::string::npos) return p;
-  }
-  return "fp32";
-}
 
 }  // namespace
 
@@ -77,6 +69,21 @@ void gemmDims(const Node& n, const NodeStats& s, double& m, double& nn, double& 
 }
 
 }  // namespace
+
+std::string kernelPrecision(const std::string& kernel) {
+  for (const char* p : {"bf16", "fp16", "tf32", "int8", "fp8"}) {
+    if (kernel.find(p) != std::string::npos) return p;
+  }
+  return "fp32";
+}
+
+double misalignmentPenalty(const HardwareProfile& hw, const std::string& precision, double n, double k) {
+  if (precision == "fp32" || hw.kind != "gpu") return 1;
+  int align = std::max(1, hw.matrixUnit.alignElements);
+  if (precision == "tf32") align = std::max(1, align / 2);
+  auto off = [align](double d) { return static_cast<int64_t>(d) % align != 0; };
+  return off(n) || off(k) ? 2.0 : 1.0;
+}
 
 std::string gemmShapeClass(double m, double n, double k) {
   double flops = 2 * m * n * k;

@@ -27,6 +27,18 @@ std::pair<std::string, std::string> classifyKernel(const HardwareProfile& hw, co
 std::string fastestKernel(const HardwareProfile& hw, const std::string& shapeClass, const std::string& precision,
                           const std::string& fallback);
 
+/// The precision a kernel implementation computes in, from its name
+/// ("cublas.sgemm_tf32" -> "tf32", "cublaslt.bf16" -> "bf16"); plain names are "fp32".
+std::string kernelPrecision(const std::string& kernel);
+
+/// Slow-down of a GEMM on the matrix unit (`precision` tf32 / bf16 / fp16)
+/// whose leading dimensions N or K are not multiples of the unit's alignment
+/// (the profile's alignElements for 16-bit types, half of it for tf32): the
+/// H200 measured TF32/BF16 GEMMs with N = 367 or K = 479 2-4.5x slower than
+/// aligned ones of the same FLOPs (bench/results/hw/h200-validate.json).
+/// 1 for fp32 or aligned shapes.
+double misalignmentPenalty(const HardwareProfile& hw, const std::string& precision, double n, double k);
+
 /// GEMM shape class from M, N, K: gemm.tiny / small / medium / large / skinny.
 std::string gemmShapeClass(double m, double n, double k);
 

@@ -16,11 +16,6 @@
 namespace cagr {
 namespace {
 
-// Tensor cores on a dimension that is not a multiple of the alignment: the
-// H200 measured 2-4.5x slower TF32/BF16 GEMMs for K or N of 367 / 479
-// (bench/results/hw/h200-validate.json); 2x is the conservative end.
-constexpr double kMisalignedPenalty = 2.0;
-
 double storageFactor(Precision p) {
   switch (p) {
     case Precision::kBF16:
@@ -181,9 +176,11 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
   for (ValueId v : n.inputs) {
     if (v == kNoValue || !c.g.isConstant(v) || !ops::in(ops::kGemmLike, n.op) || c.g.type(v).rank() < 2) continue;
     const Value& w = c.g.value(v);
-    int align = std::max(1, c.hw.matrixUnit.alignElements);
-    bool misaligned = std::any_of(w.type.dims.end() - 2, w.type.dims.end(), [&](Dim d) { return d % align != 0; });
-    if (tensorCores && misaligned && w.mir.layout != Layout::kPadded) e.computeS *= kMisalignedPenalty;
+    const auto& wd = w.type.dims;
+    if (tensorCores && w.mir.layout != Layout::kPadded) {
+      e.computeS *= misalignmentPenalty(c.hw, mathKernelPrecision(n.mir.math), static_cast<double>(wd[wd.size() - 2]),
+                                        static_cast<double>(wd.back()));
+    }
     // OpenBLAS takes no pre-packed operand: it packs on every call regardless.
     bool packed = w.mir.layout == Layout::kPacked && std::string_view(info.name) != "openblas.sgemm";
     if (c.backend == Backend::kCpu && !packed && eff.bytesPerS > 0) {
