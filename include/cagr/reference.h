@@ -28,6 +28,11 @@ namespace cagr {
 /// A graph with every decision at f32 runs exactly as before.
 StatusOr<std::vector<Tensor>> runReference(const Graph& g, const std::vector<std::pair<std::string, Tensor>>& inputs);
 
+/// Matches `inputs` to g.inputs() by name (each exactly once, declared
+/// dtype; i32 is widened where i64 is declared), in graph-input order. Every
+/// executor (reference and backends) checks its inputs with it.
+StatusOr<std::vector<Tensor>> matchGraphInputs(const Graph& g, const std::vector<std::pair<std::string, Tensor>>& inputs);
+
 /// Outcome of compareTensors.
 struct TensorComparison {
   bool close = false;      // dtype/shape agree and every element is within tolerance

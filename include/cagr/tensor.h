@@ -31,6 +31,9 @@ class Tensor {
   Tensor() = default;
   /// Allocates zero-filled storage.
   Tensor(DType dtype, std::vector<int64_t> shape);
+  /// A tensor over memory it does not own (a backend's arena or a caller's
+  /// buffer), which must outlive it and every copy of it.
+  static Tensor wrap(DType dtype, std::vector<int64_t> shape, std::byte* data);
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }

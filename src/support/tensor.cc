@@ -62,6 +62,14 @@ Tensor Tensor::reshaped(std::vector<int64_t> shape) const {
   return t;
 }
 
+Tensor Tensor::wrap(DType dtype, std::vector<int64_t> shape, std::byte* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.data_ = std::shared_ptr<std::byte[]>(std::shared_ptr<std::byte[]>(), data);  // aliasing: no owner
+  return t;
+}
+
 Tensor Tensor::clone() const {
   Tensor t(dtype_, shape_);
   if (byteSize() > 0) std::memcpy(t.rawData(), rawData(), byteSize());

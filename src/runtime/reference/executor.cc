@@ -23,6 +23,14 @@ constexpr std::array<ref::RefKernel, kNumOpKinds> kKernels = {{
 #undef CAGR_OP
 }};
 
+}  // namespace
+
+Status ref::runKernel(const Node& n, std::span<const Tensor* const> in, std::span<Tensor> out) {
+  return kKernels[static_cast<size_t>(n.op)](n, in, out);
+}
+
+namespace {
+
 std::string expectedInputs(const Graph& g) {
   std::string s;
   for (ValueId v : g.inputs()) s += (s.empty() ? "'" : ", '") + g.value(v).name + "' " + g.typeString(g.type(v));
@@ -104,6 +112,10 @@ Status runNodes(const Graph& g, const SymbolBindings& bindings, std::vector<Tens
 }
 
 }  // namespace
+
+StatusOr<std::vector<Tensor>> matchGraphInputs(const Graph& g, const std::vector<std::pair<std::string, Tensor>>& inputs) {
+  return matchInputs(g, inputs);
+}
 
 StatusOr<std::vector<Tensor>> runReference(const Graph& g, const std::vector<std::pair<std::string, Tensor>>& inputs) {
   CAGR_RETURN_IF_ERROR(g.verify().withContext("reference executor: invalid graph"));

@@ -19,6 +19,9 @@ using RefKernel = Status (*)(const Node& n, std::span<const Tensor* const> in, s
 /// Signature of the kernel of op `Enum`; kernel files define them with it.
 #define CAGR_REF_KERNEL(Enum) Status ref##Enum(const Node& n, std::span<const Tensor* const> in, std::span<Tensor> out)
 
+/// Runs op `n.op`'s reference kernel (backends use it as their fallback).
+Status runKernel(const Node& n, std::span<const Tensor* const> in, std::span<Tensor> out);
+
 #define CAGR_OP(Enum, ...) CAGR_REF_KERNEL(Enum);
 #include "cagr/ops.def"
 #undef CAGR_OP

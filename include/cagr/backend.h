@@ -1,0 +1,61 @@
+// Execution backends (DESIGN §1): each compiles a MIR plan (verifyPlan is
+// the contract) for its platform and runs it. All backends pass the same
+// conformance suite (test/backends/conformance_test.cc): every zoo model at
+// batch 1, 256 and 4096 matches the reference executor.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cagr/graph.h"
+#include "cagr/mir.h"
+#include "cagr/status.h"
+#include "cagr/tensor.h"
+
+namespace cagr {
+
+/// What a backend can run.
+struct BackendCapabilities {
+  std::string name;                   // "cpu", "reference", "cuda"
+  Backend family = Backend::kCpu;     // whose catalog kernels its plans use
+  std::vector<std::string> kernels;   // catalog kernels it implements natively
+  std::vector<Precision> storage, math;
+  int threads = 1;                    // worker threads a run uses
+  bool available = true;              // false e.g. without a GPU
+  std::string note;                   // why unavailable, or what it runs on
+};
+
+struct CompileOptions {
+  int threads = 0;  // 0: all hardware threads
+};
+
+/// A compiled plan, ready to run many times (at any batch size).
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  /// Runs on `inputs` keyed by the graph's input names; outputs in graph
+  /// order. Errors name the input, node or kernel.
+  virtual StatusOr<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs) = 0;
+  /// Peak bytes of the last run: its activation arena plus the weights as
+  /// the backend stores them (0 before the first run).
+  virtual int64_t peakMemoryBytes() const = 0;
+  /// One line per kernel: which implementation runs each group of the plan.
+  virtual std::vector<std::string> kernelReport() const = 0;
+};
+
+class ExecutionBackend {
+ public:
+  virtual ~ExecutionBackend() = default;
+  virtual BackendCapabilities capabilities() const = 0;
+  /// Compiles `plan` (HIR or MIR for this backend's family).
+  virtual StatusOr<std::unique_ptr<Executable>> compile(const Graph& plan, const CompileOptions& opts = {}) = 0;
+};
+
+/// "reference" (the oracle, runs anything) or "cpu".
+StatusOr<std::unique_ptr<ExecutionBackend>> makeBackend(const std::string& name);
+/// Names of the backends this build has.
+std::vector<std::string> backendNames();
+
+}  // namespace cagr

@@ -1,0 +1,245 @@
+// The CPU backend: compiles a MIR plan into one Step per kernel (fast steps
+// where a factory accepts the group, the reference fallback otherwise) and
+// runs them over one activation arena. The memory plan is static per batch
+// size: each buffer lives from the step that writes it to its last reader,
+// and buffers whose lifetimes do not overlap share arena space.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "backends/cpu/step.h"
+#include "cagr/backend.h"
+#include "cagr/reference.h"
+#include "ir/graph_queries.h"
+
+namespace cagr::cpu {
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t alignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+struct AlignedFree {
+  void operator()(std::byte* p) const { std::free(p); }
+};
+
+class Context : public RunContext {
+ public:
+  const Buffer& buffer(ValueId v) const override { return buffers[static_cast<size_t>(v)]; }
+  int threads() const override { return numThreads; }
+  std::vector<Buffer> buffers;
+  int numThreads = 1;
+};
+
+// Offsets for buffers with lifetimes [birth, death] (step indices): largest
+// first, each at the lowest offset that does not collide with an already
+// placed buffer alive at the same time.
+size_t planOffsets(const std::vector<size_t>& size, const std::vector<int>& birth, const std::vector<int>& death,
+                   std::vector<size_t>& offset) {
+  std::vector<size_t> order;
+  for (size_t v = 0; v < size.size(); ++v) {
+    if (size[v] > 0) order.push_back(v);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size[a] > size[b]; });
+  std::vector<size_t> placed;
+  size_t total = 0;
+  for (size_t v : order) {
+    std::vector<std::pair<size_t, size_t>> busy;  // [begin, end) of overlapping live buffers
+    for (size_t u : placed) {
+      if (birth[u] <= death[v] && birth[v] <= death[u]) busy.emplace_back(offset[u], offset[u] + size[u]);
+    }
+    std::sort(busy.begin(), busy.end());
+    size_t at = 0;
+    for (const auto& [b, e] : busy) {
+      if (at + size[v] <= b) break;
+      at = std::max(at, e);
+    }
+    offset[v] = at;
+    total = std::max(total, at + size[v]);
+    placed.push_back(v);
+  }
+  return total;
+}
+
+class CpuExecutable : public Executable {
+ public:
+  CpuExecutable(Graph plan, std::vector<std::unique_ptr<Step>> steps, std::vector<int> writer,
+                std::vector<std::vector<ValueId>> reads, int threads)
+      : g_(std::move(plan)), steps_(std::move(steps)), writer_(std::move(writer)), readsOf_(std::move(reads)),
+        threads_(threads) {
+    ValueUses uses = valueUses(g_);
+    lastReader_.assign(g_.numValues(), -1);
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      for (ValueId v : readsOf_[s]) lastReader_[static_cast<size_t>(v)] = static_cast<int>(s);
+    }
+    for (size_t v = 0; v < g_.numValues(); ++v) {
+      if (uses.isOutput[v]) lastReader_[v] = static_cast<int>(steps_.size());
+      if (g_.isConstant(static_cast<ValueId>(v)) && uses.count(static_cast<ValueId>(v)) > 0) {
+        weightBytes_ += static_cast<int64_t>(g_.constant(static_cast<ValueId>(v))->byteSize());
+      }
+    }
+  }
+
+  StatusOr<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs) override {
+    CAGR_ASSIGN_OR_RETURN(std::vector<Tensor> given, matchGraphInputs(g_, inputs));
+    std::vector<std::vector<int64_t>> shapes;
+    for (const Tensor& t : given) shapes.push_back(t.shape());
+    CAGR_ASSIGN_OR_RETURN(SymbolBindings b, g_.bindSymbols(shapes));
+    Context ctx;
+    ctx.numThreads = threads_;
+    ctx.buffers.resize(g_.numValues());
+    for (size_t i = 0; i < given.size(); ++i) {
+      Buffer& buf = ctx.buffers[static_cast<size_t>(g_.inputs()[i])];
+      buf = Buffer{given[i].rawData(), given[i].shape(), given[i].dtype()};
+    }
+    for (size_t v = 0; v < g_.numValues(); ++v) {
+      if (const Tensor* c = g_.constant(static_cast<ValueId>(v))) {
+        ctx.buffers[v] = Buffer{const_cast<std::byte*>(c->rawData()), c->shape(), c->dtype()};
+      }
+    }
+    CAGR_RETURN_IF_ERROR(placeIntermediates(b, ctx));
+    omp_set_num_threads(threads_);
+    for (const auto& step : steps_) CAGR_RETURN_IF_ERROR(step->run(ctx).withContext(step->kernelName()));
+    std::vector<Tensor> out;
+    for (ValueId v : g_.outputs()) {
+      const Buffer& buf = ctx.buffers[static_cast<size_t>(v)];
+      Tensor t(buf.dtype, buf.shape);
+      std::copy_n(buf.data, t.byteSize(), t.rawData());
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+
+  int64_t peakMemoryBytes() const override { return lastArena_ == 0 && !ran_ ? 0 : static_cast<int64_t>(lastArena_) + weightBytes_; }
+
+  std::vector<std::string> kernelReport() const override {
+    std::vector<std::string> out;
+    for (const auto& s : steps_) out.push_back(s->kernelName());
+    return out;
+  }
+
+ private:
+  // Sizes, lifetimes and arena offsets of every buffer a step writes, for
+  // the batch `b` binds (re-planned only when the shapes change).
+  Status placeIntermediates(const SymbolBindings& b, Context& ctx) {
+    size_t nv = g_.numValues();
+    std::vector<size_t> size(nv, 0);
+    std::vector<int> birth(nv, 0), death(nv, 0);
+    std::vector<std::vector<int64_t>> shape(nv);
+    for (size_t v = 0; v < nv; ++v) {
+      if (writer_[v] < 0) continue;
+      CAGR_ASSIGN_OR_RETURN(shape[v], b.resolve(g_.type(static_cast<ValueId>(v)).dims));
+      int64_t n = 1;
+      for (int64_t d : shape[v]) n *= d;
+      size[v] = alignUp(static_cast<size_t>(n) * dtypeSize(g_.type(static_cast<ValueId>(v)).dtype));
+      birth[v] = writer_[v];
+      death[v] = std::max(writer_[v], lastReader_[v]);
+    }
+    if (b.values != planFor_) {
+      offsets_.assign(nv, 0);
+      size_t total = planOffsets(size, birth, death, offsets_);
+      if (total > arenaSize_) {
+        arena_.reset(static_cast<std::byte*>(std::aligned_alloc(kAlign, alignUp(std::max<size_t>(total, 1)))));
+        if (!arena_) return internalError("cannot allocate a " + std::to_string(total) + "-byte arena");
+        arenaSize_ = total;
+      }
+      planFor_ = b.values;
+      lastArena_ = total;
+    }
+    ran_ = true;
+    for (size_t v = 0; v < nv; ++v) {
+      if (writer_[v] < 0) continue;
+      ctx.buffers[v] = Buffer{arena_.get() + offsets_[v], shape[v], g_.type(static_cast<ValueId>(v)).dtype};
+    }
+    return Status::ok();
+  }
+
+  Graph g_;
+  std::vector<std::unique_ptr<Step>> steps_;
+  std::vector<int> writer_;      // value -> step that writes it (-1: none)
+  std::vector<std::vector<ValueId>> readsOf_;
+  std::vector<int> lastReader_;  // value -> last step reading it (steps.size() for graph outputs)
+  int threads_;
+  int64_t weightBytes_ = 0;
+  std::unique_ptr<std::byte, AlignedFree> arena_;
+  size_t arenaSize_ = 0, lastArena_ = 0;
+  std::vector<size_t> offsets_;
+  std::vector<int64_t> planFor_;
+  bool ran_ = false;
+};
+
+// Member outputs that leave the group: read by a node outside it or graph outputs.
+std::vector<ValueId> groupOutputs(const Graph& g, const ValueUses& uses, const std::vector<NodeId>& members) {
+  std::vector<ValueId> out;
+  for (NodeId m : members) {
+    for (ValueId v : g.node(m).outputs) {
+      bool leaves = uses.isOutput[static_cast<size_t>(v)] != 0;
+      for (NodeId c : uses.consumers[static_cast<size_t>(v)]) {
+        leaves = leaves || std::find(members.begin(), members.end(), c) == members.end();
+      }
+      if (leaves) out.push_back(v);
+    }
+  }
+  return out;
+}
+
+StatusOr<std::unique_ptr<Step>> buildStep(const StepRequest& r) {
+  for (StepFactory f : {makeGemmStep, makeEmbeddingStep, makeRecStep, makeEltwiseStep, makeReferenceStep}) {
+    auto s = f(r);
+    if (s.isOk()) return s;
+    if (s.status().code() != ErrorCode::kUnsupported) return s.status();
+  }
+  return internalError("no step runs the group of " + nodeWhere(r.g, r.members.front()));
+}
+
+class CpuBackend : public ExecutionBackend {
+ public:
+  BackendCapabilities capabilities() const override {
+    BackendCapabilities c;
+    c.name = "cpu";
+    c.family = Backend::kCpu;
+    c.threads = omp_get_max_threads();
+    c.storage = {Precision::kF32, Precision::kBF16, Precision::kF16, Precision::kInt8Rowwise};
+    c.math = {Precision::kF32};
+    c.note = "oneDNN / OpenBLAS / own kernels on this host; reference kernels for what they do not cover";
+    for (const KernelInfo& k : kernelCatalog()) {
+      if (k.backend == Backend::kCpu && k.pattern != Pattern::kSingle) c.kernels.push_back(k.name);
+    }
+    return c;
+  }
+
+  StatusOr<std::unique_ptr<Executable>> compile(const Graph& plan, const CompileOptions& opts) override {
+    CAGR_ASSIGN_OR_RETURN(Target t, resolveTarget("x86-64"));
+    CAGR_RETURN_IF_ERROR(verifyPlan(plan, t).withContext("cpu backend: the plan is not a valid cpu plan"));
+    CAGR_ASSIGN_OR_RETURN(auto order, scheduleKernels(plan));
+    ValueUses uses = valueUses(plan);
+    std::vector<std::unique_ptr<Step>> steps;
+    std::vector<int> writer(plan.numValues(), -1);
+    std::vector<std::vector<ValueId>> reads;
+    for (const auto& members : order) {
+      CAGR_ASSIGN_OR_RETURN(GroupShape shape, classifyGroup(plan, members));
+      StepRequest r{plan, members, shape, plan.node(members.front()).mir.kernel, groupOutputs(plan, uses, members), t.hw};
+      CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Step> s, buildStep(r));
+      for (ValueId v : s->writes()) writer[static_cast<size_t>(v)] = static_cast<int>(steps.size());
+      std::vector<ValueId> in;
+      for (NodeId m : members) {
+        for (ValueId v : plan.node(m).inputs) {
+          if (v != kNoValue) in.push_back(v);
+        }
+      }
+      reads.push_back(std::move(in));
+      steps.push_back(std::move(s));
+    }
+    int threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
+    return std::unique_ptr<Executable>(
+        std::make_unique<CpuExecutable>(plan, std::move(steps), std::move(writer), std::move(reads), threads));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ExecutionBackend> makeCpuBackend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace cagr::cpu
