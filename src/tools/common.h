@@ -32,5 +32,6 @@ void addRun(CLI::App& app, int& exitCode);
 void addExport(CLI::App& app, int& exitCode);
 void addProfile(CLI::App& app, int& exitCode);
 void addOptimize(CLI::App& app, int& exitCode);
+void addBench(CLI::App& app, int& exitCode);
 
 }  // namespace cagr::tools

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   cagr::tools::addExport(app, exitCode);
   cagr::tools::addProfile(app, exitCode);
   cagr::tools::addOptimize(app, exitCode);
+  cagr::tools::addBench(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

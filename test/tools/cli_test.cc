@@ -102,6 +102,21 @@ TEST_F(CliTest, OptimizeRejectsUnknownTargetsAndPolicies) {
   EXPECT_NE(p.out.find("unknown policy 'psychic'"), std::string::npos) << p.out;
 }
 
+TEST_F(CliTest, BenchTimesBothPlansOnTheCpuBackend) {
+  Result r = cagr("bench " + src("zoo/onnx/dlrm_criteo.dynamo.onnx") + " --target cpu --batch 32 --seconds 0 --runs 2 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["latency_kind"].get<std::string>().rfind("measured", 0), 0u);
+  EXPECT_GT(j["latency_ms"].get<double>(), 0);
+  EXPECT_GT(j["baseline_latency_ms"].get<double>(), 0);
+  EXPECT_GT(j["peak_memory_bytes"].get<int64_t>(), 0);
+  EXPECT_GE(j["optimized"]["runs"].get<int>(), 2);
+  EXPECT_LT(j["max_abs_diff_vs_unoptimized"].get<double>(), 2e-2);  // plans may carry int8 tables
+  Result gpu = cagr("bench " + src("zoo/onnx/deepfm.ts.onnx") + " --target cuda");
+  EXPECT_NE(gpu.code, 0);
+  EXPECT_NE(gpu.out.find("cpu backend"), std::string::npos) << gpu.out;
+}
+
 TEST_F(CliTest, ExportPrintsMlirText) {
   Result r = cagr("export " + src("zoo/onnx/xdeepfm.dynamo.onnx") + " --format mlir --elide-weights");
   ASSERT_EQ(r.code, 0) << r.out;

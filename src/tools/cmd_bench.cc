@@ -1,0 +1,200 @@
+// cagr bench MODEL --target cpu --batch N: compiles the unoptimized plan
+// (the imported model) and the optimized one (a policy's plan for the host
+// profile) on the CPU backend, times both on the same inputs and prints
+// median, spread and peak memory — all measured on this host.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <random>
+
+#include "cagr/backend.h"
+#include "cagr/npz.h"
+#include "cagr/policy.h"
+#include "cagr/reference.h"
+#include "tools/common.h"
+
+namespace cagr::tools {
+namespace {
+
+struct BenchArgs {
+  std::string model, target = "cpu", hw, policy = "greedy", inputs;
+  int64_t batch = 256;
+  int threads = 0;
+  double seconds = 2;
+  int minRuns = 10;
+  bool json = false;
+};
+
+struct Timing {
+  double medianMs = 0, p10Ms = 0, p90Ms = 0;
+  int runs = 0;
+  int64_t peakBytes = 0;
+  std::vector<std::string> kernels;
+  std::vector<Tensor> outputs;
+  double spreadPct() const { return medianMs > 0 ? 100 * (p90Ms - p10Ms) / medianMs : 0; }
+};
+
+// Rows of the smallest table any lookup reads: synthesized ids stay below it.
+int64_t smallestTable(const Graph& g) {
+  int64_t rows = INT64_MAX;
+  for (const Node& n : g.nodes()) {
+    bool lookup = n.op == OpKind::kGather || n.op == OpKind::kEmbeddingBag || n.op == OpKind::kGatherND;
+    if (!lookup || !g.isConstant(n.inputs[0]) || g.type(n.inputs[0]).rank() != 2) continue;
+    rows = std::min(rows, g.type(n.inputs[0]).dims[0]);
+  }
+  for (const Node& n : g.nodes()) {
+    if (n.op != OpKind::kEmbeddingBags) continue;
+    for (int64_t t = 0; t < n.attrs.getInt("num_tables"); ++t) rows = std::min(rows, g.type(n.inputs[static_cast<size_t>(t)]).dims[0]);
+  }
+  return rows == INT64_MAX ? 1 : rows;
+}
+
+// Synthetic inputs at `batch`: floats in [0, 2), ids below the smallest
+// table, "*offsets*" inputs as one id per bag (data/gen.py makes real ones).
+std::vector<std::pair<std::string, Tensor>> synthesize(const Graph& g, int64_t batch) {
+  std::mt19937 rng(1);
+  int64_t bound = smallestTable(g);
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (ValueId v : g.inputs()) {
+    const std::string& name = g.value(v).name;
+    std::vector<int64_t> shape;
+    for (Dim d : g.type(v).dims) shape.push_back(isSymbolic(d) ? batch * dimCoef(d) : d);
+    Tensor t(g.type(v).dtype, shape);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (t.dtype() == DType::kF32) t.data<float>()[i] = std::uniform_real_distribution<float>(0, 2)(rng);
+      if (t.dtype() == DType::kI64) {
+        t.data<int64_t>()[i] = name.find("offset") != std::string::npos
+                                   ? i % shape.back()
+                                   : std::uniform_int_distribution<int64_t>(0, bound - 1)(rng);
+      }
+    }
+    out.emplace_back(name, std::move(t));
+  }
+  return out;
+}
+
+StatusOr<Timing> timePlan(ExecutionBackend& backend, const Graph& plan, const BenchArgs& a,
+                          const std::vector<std::pair<std::string, Tensor>>& inputs) {
+  CompileOptions opts;
+  opts.threads = a.threads;
+  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, backend.compile(plan, opts));
+  Timing t;
+  for (int i = 0; i < 3; ++i) {  // warm-up: primitives, arena
+    CAGR_ASSIGN_OR_RETURN(t.outputs, exe->run(inputs));
+  }
+  std::vector<double> ms;
+  auto begin = std::chrono::steady_clock::now();
+  while (static_cast<int>(ms.size()) < a.minRuns ||
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() < a.seconds) {
+    auto t0 = std::chrono::steady_clock::now();
+    CAGR_RETURN_IF_ERROR(exe->run(inputs).status());
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (ms.size() >= 100000) break;
+  }
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double q) { return ms[static_cast<size_t>(q * static_cast<double>(ms.size() - 1))]; };
+  t.medianMs = at(0.5);
+  t.p10Ms = at(0.1);
+  t.p90Ms = at(0.9);
+  t.runs = static_cast<int>(ms.size());
+  t.peakBytes = exe->peakMemoryBytes();
+  t.kernels = exe->kernelReport();
+  return t;
+}
+
+nlohmann::json timingJson(const Timing& t) {
+  return {{"median_ms", t.medianMs}, {"p10_ms", t.p10Ms},         {"p90_ms", t.p90Ms},
+          {"runs", t.runs},          {"spread_pct", t.spreadPct()}, {"peak_memory_bytes", t.peakBytes},
+          {"kernels", t.kernels}};
+}
+
+int runBench(const BenchArgs& a) {
+  if (a.target != "cpu") return fail(unsupported("--target " + a.target + ": cagr bench runs the cpu backend so far"));
+  auto m = loadModel(a.model);
+  if (!m.isOk()) return fail(m.status());
+  auto t = resolveTarget(a.hw.empty() ? "cpu" : a.hw);
+  if (!t.isOk()) return fail(t.status());
+  if (t->backend != Backend::kCpu) return fail(invalidArgument("--hw " + a.hw + " is not a CPU profile"));
+  std::vector<std::pair<std::string, Tensor>> inputs;
+  if (!a.inputs.empty()) {
+    auto in = readNpz(a.inputs);
+    if (!in.isOk()) return fail(in.status());
+    inputs = std::move(*in);
+  } else {
+    inputs = synthesize(m->graph, a.batch);
+  }
+  auto policy = makePolicy(a.policy);
+  if (!policy.isOk()) return fail(policy.status());
+  EnvConfig cfg;
+  cfg.batch = a.batch;
+  auto opt = optimize(m->graph, *t, **policy, cfg);
+  if (!opt.isOk()) return fail(opt.status().withContext(a.model));
+  auto backend = makeBackend("cpu");
+  if (!backend.isOk()) return fail(backend.status());
+  auto base = timePlan(**backend, m->graph, a, inputs);
+  if (!base.isOk()) return fail(base.status().withContext("unoptimized plan"));
+  auto best = timePlan(**backend, opt->plan, a, inputs);
+  if (!best.isOk()) return fail(best.status().withContext("optimized plan"));
+  double maxDiff = 0;
+  for (size_t i = 0; i < base->outputs.size(); ++i) {
+    maxDiff = std::max(maxDiff, compareTensors(best->outputs[i], base->outputs[i]).maxAbsError);
+  }
+  int threads = a.threads > 0 ? a.threads : omp_get_max_threads();
+  if (a.json) {
+    nlohmann::json j = baseJson(a.model, "cpu");
+    j["policy"] = opt->policy;
+    j["batch"] = a.batch;
+    j["threads"] = threads;
+    j["latency_ms"] = best->medianMs;
+    j["latency_kind"] = "measured (median, cpu backend, this host)";
+    j["baseline_latency_ms"] = base->medianMs;
+    j["spread_pct"] = best->spreadPct();
+    j["baseline_spread_pct"] = base->spreadPct();
+    j["peak_memory_bytes"] = best->peakBytes;
+    j["baseline_peak_memory_bytes"] = base->peakBytes;
+    j["optimize_seconds"] = opt->optimizeSeconds;
+    j["modelled_latency_ms"] = opt->final.latencyS * 1e3;
+    j["max_abs_diff_vs_unoptimized"] = maxDiff;
+    j["optimized"] = timingJson(*best);
+    j["unoptimized"] = timingJson(*base);
+    for (const Decision& d : opt->decisions) {
+      j["decisions"].push_back({{"kind", actionKindName(d.action.kind)}, {"label", d.label},
+                                {"gain_ms_modelled", (d.latencyBeforeS - d.latencyAfterS) * 1e3}});
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%s, batch %lld, %d threads, cpu backend (measured on this host)\n", a.model.c_str(),
+              static_cast<long long>(a.batch), threads);
+  std::printf("%-12s %10s %10s %8s %6s %10s\n", "plan", "median ms", "p10-p90", "spread", "runs", "peak MB");
+  for (const auto& [name, tm] : {std::pair<const char*, const Timing*>{"unoptimized", &*base}, {a.policy.c_str(), &*best}}) {
+    std::printf("%-12s %10.3f %4.2f-%-5.2f %7.1f%% %6d %10.1f\n", name, tm->medianMs, tm->p10Ms, tm->p90Ms,
+                tm->spreadPct(), tm->runs, tm->peakBytes / 1e6);
+  }
+  std::printf("speed-up %.2fx (measured); optimize %.3f s; %zu decisions; max |diff| vs unoptimized %.2e\n",
+              base->medianMs / best->medianMs, opt->optimizeSeconds, opt->decisions.size(), maxDiff);
+  return 0;
+}
+
+}  // namespace
+
+void addBench(CLI::App& app, int& exitCode) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand("bench", "time the unoptimized and the optimized plan on a backend");
+  cmd->add_option("model", args->model, "model (.onnx, .mlir)")->required();
+  cmd->add_option("--target", args->target, "backend: cpu");
+  cmd->add_option("--hw", args->hw, "CPU profile the plan is made for (default: the built-in x86-64)");
+  cmd->add_option("--policy", args->policy, "policy of the optimized plan (default greedy)");
+  cmd->add_option("--batch", args->batch, "batch size of synthesized inputs and of plan pricing (default 256)");
+  cmd->add_option("--inputs", args->inputs, ".npz inputs (default: synthesized at --batch)");
+  cmd->add_option("--threads", args->threads, "worker threads (default: all)");
+  cmd->add_option("--seconds", args->seconds, "minimum timing time per plan (default 2)");
+  cmd->add_option("--runs", args->minRuns, "minimum timed runs per plan (default 10)");
+  cmd->add_flag("--json", args->json, "print one JSON object");
+  cmd->callback([args, &exitCode] { exitCode = runBench(*args); });
+}
+
+}  // namespace cagr::tools
