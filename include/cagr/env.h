@@ -25,6 +25,8 @@ struct EnvConfig {
   double lambdaC = 0.2;    // weight of run-to-run variance
   int maxSteps = 64;       // episode length limit (then done)
   bool verify = false;     // run verifyPlan after every step (tests)
+  /// Action kinds never offered (e.g. kSetPrecision for an all-fp32 plan).
+  std::vector<ActionKind> disabled;
 };
 
 /// What a learned policy sees: node features, edges, the hardware context

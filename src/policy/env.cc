@@ -3,6 +3,7 @@
 // change), so a step re-prices without recomputing them.
 #include "cagr/env.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace cagr {
@@ -54,6 +55,11 @@ Status Env::refresh(bool structureChanged) {
 const std::vector<Candidate>& Env::legalActions() const {
   if (!legalValid_) {
     legal_ = enumerateActions(g_, *target_, false);
+    if (!cfg_.disabled.empty()) {
+      std::erase_if(legal_, [&](const Candidate& c) {
+        return std::find(cfg_.disabled.begin(), cfg_.disabled.end(), c.action.kind) != cfg_.disabled.end();
+      });
+    }
     legalValid_ = true;
   }
   return legal_;

@@ -20,12 +20,13 @@ namespace cagr::tools {
 namespace {
 
 struct BenchArgs {
-  std::string model, target = "cpu", hw, policy = "greedy", inputs;
+  std::string model, target = "cpu", hw, policy = "greedy", inputs, output;
   int64_t batch = 256;
   int threads = 0;
   double seconds = 2;
   int minRuns = 10;
   bool json = false;
+  bool reducedPrecision = false;
 };
 
 struct Timing {
@@ -130,6 +131,7 @@ int runBench(const BenchArgs& a) {
   if (!policy.isOk()) return fail(policy.status());
   EnvConfig cfg;
   cfg.batch = a.batch;
+  if (!a.reducedPrecision) cfg.disabled.push_back(ActionKind::kSetPrecision);  // fp32 plans unless asked
   auto opt = optimize(m->graph, *t, **policy, cfg);
   if (!opt.isOk()) return fail(opt.status().withContext(a.model));
   auto backend = makeBackend("cpu");
@@ -143,9 +145,18 @@ int runBench(const BenchArgs& a) {
     maxDiff = std::max(maxDiff, compareTensors(best->outputs[i], base->outputs[i]).maxAbsError);
   }
   int threads = a.threads > 0 ? a.threads : omp_get_max_threads();
+  if (!a.output.empty()) {
+    NpzContents named;
+    for (size_t i = 0; i < best->outputs.size(); ++i) {
+      named.emplace_back(opt->plan.value(opt->plan.outputs()[i]).name, best->outputs[i]);
+    }
+    Status st = writeNpz(a.output, named);
+    if (!st.isOk()) return fail(st);
+  }
   if (a.json) {
     nlohmann::json j = baseJson(a.model, "cpu");
     j["policy"] = opt->policy;
+    j["precision"] = a.reducedPrecision ? "reduced allowed" : "fp32";
     j["batch"] = a.batch;
     j["threads"] = threads;
     j["latency_ms"] = best->medianMs;
@@ -193,6 +204,9 @@ void addBench(CLI::App& app, int& exitCode) {
   cmd->add_option("--threads", args->threads, "worker threads (default: all)");
   cmd->add_option("--seconds", args->seconds, "minimum timing time per plan (default 2)");
   cmd->add_option("--runs", args->minRuns, "minimum timed runs per plan (default 10)");
+  cmd->add_flag("--reduced-precision", args->reducedPrecision,
+                "let the policy choose bf16 / f16 / int8 tables (default: fp32 plans only)");
+  cmd->add_option("--output", args->output, ".npz to write the optimized plan's outputs to");
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->callback([args, &exitCode] { exitCode = runBench(*args); });
 }

@@ -20,6 +20,7 @@ struct OptimizeArgs {
   uint64_t seed = 1;
   double lambdaM = 0.1, lambdaC = 0.2;
   bool json = false;
+  bool fp32 = false;
 };
 
 nlohmann::json decisionsJson(const OptimizeResult& r) {
@@ -69,6 +70,7 @@ int runOptimize(const OptimizeArgs& a) {
   cfg.batch = a.batch;
   cfg.lambdaM = a.lambdaM;
   cfg.lambdaC = a.lambdaC;
+  if (a.fp32) cfg.disabled.push_back(ActionKind::kSetPrecision);
   auto r = optimize(m->graph, *t, **policy, cfg);
   if (!r.isOk()) return fail(r.status().withContext(a.model));
   if (!a.output.empty()) {
@@ -113,6 +115,7 @@ void addOptimize(CLI::App& app, int& exitCode) {
   cmd->add_option("--lambda-m", args->lambdaM, "weight of peak memory in the reward (default 0.1)");
   cmd->add_option("--lambda-c", args->lambdaC, "weight of run-to-run variance in the reward (default 0.2)");
   cmd->add_option("-o,--output", args->output, "plan file to write (.cagr)");
+  cmd->add_flag("--fp32", args->fp32, "never change precision (no set_precision actions)");
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->callback([args, &exitCode] { exitCode = runOptimize(*args); });
 }

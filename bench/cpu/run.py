@@ -1,0 +1,809 @@
+#!/usr/bin/env python3
+"""CPU side-by-side: CAGR and its peers timed in one run, same host, same
+thread count, same inputs, on the zoo's DLRM (dlrm_criteo), DeepFM, xDeepFM and
+DCN-v2 at batch 256 and 4096, fp32. Every number it writes is measured on this
+host, except the roofline bound (modelled from `cagr inspect` counts and the
+measured host profile).
+
+  python3 bench/cpu/run.py                      # full: -> bench/results/cpu_side_by_side.{md,json,png}
+  python3 bench/cpu/run.py --quick --models dlrm_criteo,deepfm   # smoke run -> /tmp/cagr_cpu_side_by_side/
+  python3 bench/cpu/run.py --threads 4 --engines cagr,ort,eager --batches 256
+
+Engines (each in its own subprocess, so max RSS is per engine):
+  cagr         build/cagr bench <onnx> --target cpu --batch N --threads T --json
+  ort          ONNX Runtime, ORT_ENABLE_ALL, intra_op T, inter_op 1, sequential
+  eager        PyTorch eager: the zoo/models.py module, weights from the ONNX initializers
+  torchscript  torch.jit.trace + torch.jit.freeze
+  compile      torch.compile (Inductor, default mode); compile time reported apart
+  tvm          Apache TVM from ONNX, opt_level 3, target llvm (Relay if present, else Relax)
+Needs numpy, torch, onnx, onnxruntime, matplotlib (apache-tvm optional).
+None of it is part of the C++ build."""
+import argparse
+import datetime
+import importlib
+import importlib.metadata
+import json
+import math
+import os
+import platform
+import resource
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+ZOO = os.path.join(ROOT, "zoo")
+MODELS = ["dlrm_criteo", "deepfm", "xdeepfm", "dcnv2"]
+ENGINES = ["cagr", "ort", "eager", "torchscript", "compile", "tvm"]
+LABELS = {"cagr": "CAGR (optimized plan)", "cagr_unopt": "CAGR (unoptimized plan)", "ort": "ONNX Runtime",
+          "eager": "PyTorch eager", "torchscript": "TorchScript", "compile": "torch.compile (Inductor)",
+          "tvm": "TVM"}
+SMALL_ROWS = 1000  # the zoo's ONNX files are the 'small' size: every table capped at 1000 rows
+CHECK_TOL = 1e-4
+THREAD_VARS = ["OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TVM_NUM_THREADS"]
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- child side: one engine
+def max_rss_bytes(who=resource.RUSAGE_SELF):
+    return resource.getrusage(who).ru_maxrss * 1024  # Linux reports KiB
+
+
+def reset_hwm():
+    """Lowers this process's RSS high-water mark to its current RSS (Linux clear_refs 5)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            return f.write("5") == 1
+    except OSError:
+        return False
+
+
+def hwm_bytes():
+    line = next(x for x in open("/proc/self/status") if x.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+
+def quantile(sorted_ms, q):
+    """Same rule as `cagr bench`: the element at floor(q * (n - 1))."""
+    return sorted_ms[int(q * (len(sorted_ms) - 1))]
+
+
+def time_fn(fn, a):
+    """Warm-up (--warmup runs, cut short after --max-seconds / 2), then runs
+    until both --seconds and --min-runs are reached, or --max-seconds has passed
+    with at least 3 runs (slow engines at batch 4096)."""
+    start = time.perf_counter()
+    for _ in range(a.warmup):
+        fn()
+        if time.perf_counter() - start >= a.max_seconds / 2:
+            break
+    ms = []
+    start = time.perf_counter()
+    while True:
+        t0 = time.perf_counter()
+        fn()
+        ms.append((time.perf_counter() - t0) * 1e3)
+        elapsed = time.perf_counter() - start
+        if (elapsed >= a.seconds and len(ms) >= a.min_runs) or (elapsed >= a.max_seconds and len(ms) >= 3):
+            break
+    ms.sort()
+    med, p10, p90 = quantile(ms, 0.5), quantile(ms, 0.1), quantile(ms, 0.9)
+    return {"median_ms": med, "p10_ms": p10, "p90_ms": p90, "runs": len(ms),
+            "spread_pct": 100 * (p90 - p10) / med if med > 0 else 0.0}
+
+
+def load_inputs(path):
+    import numpy as np
+    with np.load(path) as z:
+        return {k: z[k] for k in z.files}
+
+
+def input_order(onnx_path):
+    import onnx
+    m = onnx.load(onnx_path, load_external_data=False)
+    inits = {t.name for t in m.graph.initializer}
+    return [i.name for i in m.graph.input if i.name not in inits]
+
+
+def compare(out, ref_path):
+    """Max abs error of the first output against the reference (ORT) output."""
+    import numpy as np
+    if not ref_path or not os.path.exists(ref_path):
+        return None
+    ref = load_inputs(ref_path)["out0"]
+    out = np.asarray(out, dtype=np.float64).reshape(ref.shape)
+    return float(np.max(np.abs(out - ref.astype(np.float64))))
+
+
+def run_ort(a, feeds, names):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.intra_op_num_threads = a.threads
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    t0 = time.perf_counter()
+    sess = ort.InferenceSession(a.onnx, so, providers=["CPUExecutionProvider"])
+    info = {"load_seconds": time.perf_counter() - t0, "version": f"onnxruntime {ort.__version__}"}
+    out = sess.run(None, feeds)[0]
+    return lambda: sess.run(None, feeds), out, info
+
+
+def torch_model(a):
+    """The zoo module rebuilt as zoo/export.py builds it (seed 0, calibrated),
+    then every parameter/buffer whose name is an ONNX initializer overwritten
+    from it, so the weights are the exported ones, not a re-derivation."""
+    import numpy as np
+    import onnx
+    import torch
+    from onnx import numpy_helper
+    sys.path.insert(0, ZOO)
+    import models  # zoo/models.py
+    m, spec = models.build(a.model, "small")
+    inits = {t.name: t for t in onnx.load(a.onnx).graph.initializer}
+    state = m.state_dict()
+    loaded = 0
+    for k, v in state.items():
+        if k in inits:
+            w = numpy_helper.to_array(inits[k])
+            if tuple(w.shape) == tuple(v.shape):
+                v.copy_(torch.from_numpy(np.ascontiguousarray(w)))
+                loaded += 1
+    m.eval()
+    order = [n for n, _, _ in spec["inputs"]]
+    return m, order, f"{loaded}/{len(state)} tensors loaded from ONNX initializers by name, rest rebuilt (seed 0)"
+
+
+def run_torch(a, feeds, names):
+    import torch
+    torch.set_num_threads(a.threads)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    t0 = time.perf_counter()
+    m, order, note = torch_model(a)
+    args = tuple(torch.from_numpy(feeds[n]) for n in order)
+    info = {"version": f"torch {torch.__version__}", "weights": note}
+    if a.child == "eager":
+        info["load_seconds"] = time.perf_counter() - t0
+        with torch.inference_mode():
+            out = m(*args).numpy()
+
+        def fn():
+            with torch.inference_mode():
+                m(*args)
+        return fn, out, info
+    if a.child == "torchscript":
+        with torch.no_grad():
+            ts = torch.jit.freeze(torch.jit.trace(m, args, check_trace=False).eval())
+            info["load_seconds"] = time.perf_counter() - t0
+            out = ts(*args).numpy()
+
+        def fn():
+            with torch.no_grad():
+                ts(*args)
+        return fn, out, info
+    compiled = torch.compile(m)  # Inductor, default mode
+    info["load_seconds"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    with torch.no_grad():
+        out = compiled(*args).numpy()
+    info["compile_seconds"] = time.perf_counter() - t1
+
+    def fn():
+        with torch.no_grad():
+            compiled(*args)
+    return fn, out, info
+
+
+def run_tvm(a, feeds, names):
+    import onnx
+    import tvm
+    t0 = time.perf_counter()
+    model = onnx.load(a.onnx)
+    shapes = {n: feeds[n].shape for n in names}
+    info = {"version": f"tvm {tvm.__version__}"}
+    try:
+        from tvm import relay
+        from tvm.contrib import graph_executor
+        have_relay = hasattr(relay, "frontend")
+    except ImportError:
+        have_relay = False
+    dev = tvm.cpu(0)
+    if have_relay:
+        mod, params = relay.frontend.from_onnx(model, shape=shapes, freeze_params=True)
+        with tvm.transform.PassContext(opt_level=3):
+            lib = relay.build(mod, target="llvm", params=params)
+        gm = graph_executor.GraphModule(lib["default"](dev))
+        for n in names:
+            gm.set_input(n, tvm.nd.array(feeds[n], dev))
+        info["frontend"] = "relay, opt_level 3, target llvm, graph executor"
+        info["compile_seconds"] = time.perf_counter() - t0
+        gm.run()
+        return gm.run, gm.get_output(0).numpy(), info
+    from tvm import relax
+    from tvm.relax.frontend.onnx import from_onnx
+    mod = from_onnx(model, shape_dict=shapes, keep_params_in_input=False)
+    with tvm.transform.PassContext(opt_level=3):
+        ex = tvm.compile(mod, target="llvm")
+    vm = relax.VirtualMachine(ex, dev)
+    args = [tvm.runtime.tensor(feeds[n], dev) for n in names]
+    info["frontend"] = "Relax (this TVM has no Relay): default pipeline, opt_level 3, target llvm, untuned"
+    info["compile_seconds"] = time.perf_counter() - t0
+    res = vm["main"](*args)
+    res = res if hasattr(res, "numpy") else res[0]
+    return lambda: vm["main"](*args), res.numpy(), info
+
+
+def child_main(a):
+    """One engine on one model x batch; writes a JSON result to --result."""
+    pin(a.threads)
+    res = {"engine": a.child, "ok": False}
+    try:
+        feeds = load_inputs(a.inputs)
+        names = input_order(a.onnx)
+        feeds = {n: feeds[n] for n in names}
+        runner = {"ort": run_ort, "eager": run_torch, "torchscript": run_torch, "compile": run_torch,
+                  "tvm": run_tvm}[a.child]
+        # the engine's library is imported before the baseline: it is not the model's memory
+        importlib.import_module({"ort": "onnxruntime", "tvm": "tvm"}.get(a.child, "torch"))
+        base = max_rss_bytes()
+        fn, out, info = runner(a, feeds, names)
+        res.update(info)
+        if a.save_output:
+            import numpy as np
+            np.savez(a.save_output, out0=np.asarray(out))
+        err = compare(out, a.ref)
+        res["max_abs_err_vs_ort"] = err
+        res["check"] = "ref" if a.save_output else ("n/a" if err is None else
+                                                     ("ok" if err <= CHECK_TOL else "MISMATCH"))
+        peak_load = max_rss_bytes()
+        reset = reset_hwm()
+        res.update(time_fn(fn, a))
+        res["baseline_rss_bytes"] = base
+        res["peak_rss_bytes"] = max(peak_load, max_rss_bytes()) - base
+        if reset:
+            res["run_peak_rss_bytes"] = hwm_bytes() - base
+        res["ok"] = True
+    except Exception as e:  # noqa: BLE001  (any engine failure is a table entry, not a crash)
+        res["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ''}"
+    with open(a.result, "w") as f:
+        json.dump(res, f, indent=1)
+
+
+# --------------------------------------------------------------------------- CAGR (a separate binary)
+def cagr_options(cagr):
+    """The options `cagr bench --help` lists, or None if there is no bench command."""
+    try:
+        p = subprocess.run([cagr, "bench", "--help"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if p.returncode != 0 or "--batch" not in p.stdout:
+        return None
+    return p.stdout
+
+
+def run_cagr(a, onnx_path, npz, batch):
+    """`cagr bench` under this process's eye: max RSS from RUSAGE_CHILDREN, with
+    `cagr --help` (binary and libraries loaded, no model) as the baseline."""
+    res = {"engine": "cagr", "ok": False}
+    if not os.path.exists(a.cagr):
+        res["error"] = f"{a.cagr} not found (build CAGR first)"
+        return res
+    env = thread_env(a.threads)
+    helptext = cagr_options(a.cagr)
+    if helptext is None:
+        res["error"] = f"`{a.cagr} bench` is not available in this build"
+        return res
+    cmd = [a.cagr, "bench", onnx_path, "--target", "cpu", "--batch", str(batch), "--threads", str(a.threads),
+           "--json"]
+    extra = {"--inputs": npz, "--seconds": str(a.seconds), "--runs": str(a.min_runs)}
+    cmd += [x for k, v in extra.items() if k in helptext for x in (k, v)]
+    if a.cagr_args:
+        cmd += shlex.split(a.cagr_args)
+    res["command"] = " ".join(shlex.quote(c) for c in cmd)
+    code = ("import json,resource,subprocess,sys\n"
+            "subprocess.run([sys.argv[1],'--help'],capture_output=True)\n"
+            "b=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss*1024\n"
+            "p=subprocess.run(sys.argv[2:],capture_output=True,text=True)\n"
+            "m=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss*1024\n"
+            "print(json.dumps({'rc':p.returncode,'out':p.stdout,'err':p.stderr,'base':b,'peak':m}))\n")
+    try:
+        p = subprocess.run([sys.executable, "-c", code, a.cagr] + cmd, capture_output=True, text=True,
+                           env=env, timeout=a.timeout, preexec_fn=lambda: pin(a.threads))
+        w = json.loads(p.stdout)
+    except subprocess.TimeoutExpired:
+        res["error"] = f"timed out after {a.timeout} s"
+        return res
+    except (ValueError, OSError) as e:
+        res["error"] = f"wrapper failed: {e}"
+        return res
+    if w["rc"] != 0:
+        res["error"] = f"rc {w['rc']}: " + (w["err"].strip() or w["out"].strip())[-300:]
+        return res
+    try:
+        j = json.loads(w["out"][w["out"].index("{"):])
+        res.update({"median_ms": float(j["latency_ms"]), "spread_pct": float(j.get("spread_pct", float("nan"))),
+                    "baseline_latency_ms": j.get("baseline_latency_ms"),
+                    "baseline_spread_pct": j.get("baseline_spread_pct"),
+                    "cagr_peak_memory_bytes": j.get("peak_memory_bytes"),
+                    "optimize_seconds": j.get("optimize_seconds"),
+                    "runs": (j.get("optimized") or {}).get("runs"),
+                    "baseline_runs": (j.get("unoptimized") or {}).get("runs"),
+                    "max_abs_diff_vs_unoptimized": j.get("max_abs_diff_vs_unoptimized"),
+                    "policy": j.get("policy"), "raw": j})
+    except (ValueError, KeyError, TypeError) as e:
+        res["error"] = f"could not read cagr bench JSON ({e}): {w['out'][:200]}"
+        return res
+    res["baseline_rss_bytes"] = w["base"]
+    res["peak_rss_bytes"] = max(0, w["peak"] - w["base"])
+    kinds = [x.get("kind") for x in j.get("decisions") or []]
+    res["decisions"] = len(kinds)
+    res["reduced_precision"] = [x["label"] for x in j.get("decisions") or [] if x.get("kind") == "set_precision"]
+    d = res["max_abs_diff_vs_unoptimized"]
+    res["check"] = "n/a" if d is None else ("ok" if d <= CHECK_TOL else "MISMATCH")
+    res["check_what"] = "optimized vs unoptimized plan (cagr bench)"
+    res["ok"] = True
+    return res
+
+
+# --------------------------------------------------------------------------- parent side
+def pin(threads):
+    """Keeps the process (and its children) on the first `threads` cores."""
+    if threads <= (os.cpu_count() or 1):
+        os.sched_setaffinity(0, range(threads))
+
+
+def thread_env(threads):
+    env = dict(os.environ)
+    for v in THREAD_VARS:
+        env[v] = str(threads)
+    return env
+
+
+def spawn_engine(a, engine, model, onnx_path, npz, batch, tmp, ref, save):
+    result = os.path.join(tmp, f"{model}.b{batch}.{engine}.json")
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", engine, "--model", model, "--onnx", onnx_path,
+           "--inputs", npz, "--result", result, "--threads", str(a.threads), "--seconds", str(a.seconds),
+           "--min-runs", str(a.min_runs), "--max-seconds", str(a.max_seconds), "--warmup", str(a.warmup)]
+    if ref:
+        cmd += ["--ref", ref]
+    if save:
+        cmd += ["--save-output", save]
+    env = thread_env(a.threads)
+    # a cold Inductor cache per process: compile time is a first compile, not a cache hit
+    env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tmp, f"inductor.{model}.b{batch}")
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=a.timeout)
+    except subprocess.TimeoutExpired:
+        return {"engine": engine, "ok": False, "error": f"timed out after {a.timeout} s"}
+    if not os.path.exists(result):
+        tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or [""]
+        return {"engine": engine, "ok": False, "error": f"child died (rc {p.returncode}): {tail[0][:300]}"}
+    r = json.load(open(result))
+    r["wall_seconds"] = time.time() - t0
+    return r
+
+
+def gen_inputs(model, batch, a, tmp):
+    sys.path.insert(0, ZOO)
+    spec = model_spec(model)
+    out = os.path.join(tmp, f"{model}.b{batch}.npz")
+    cmd = [sys.executable, os.path.join(ROOT, "data", "gen.py"), "--dataset", spec["dataset"], "--batch",
+           str(batch), "--seed", str(a.seed), "--format", spec["format"], "--cap-rows", str(SMALL_ROWS),
+           "--multi-hot", str(a.pooling), "-o", out]
+    subprocess.run(cmd, check=True, capture_output=True)
+    shown = ["python3", "data/gen.py"] + cmd[2:-1] + [f"{model}.b{batch}.npz"]
+    return out, " ".join(shlex.quote(c) for c in shown)
+
+
+def model_spec(model):
+    """Dataset and input format of a zoo model, read from zoo/models.py without
+    importing torch (the parent stays light)."""
+    import ast
+    tree = ast.parse(open(os.path.join(ZOO, "models.py")).read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "SPECS":
+            for k, v in zip(node.value.keys, node.value.values):
+                if ast.literal_eval(k) == model:
+                    kw = {x.arg: x.value for x in v.keywords}
+                    return {"dataset": ast.literal_eval(kw["dataset"]), "format": ast.literal_eval(kw["format"])}
+    raise KeyError(model)
+
+
+def roofline(a, onnx_path, batch, hw):
+    """Modelled lower bound max(FLOPs / peak, bytes / last-level bandwidth) from
+    `cagr inspect` counts and the host profile; None if either is missing."""
+    if hw is None or not os.path.exists(a.cagr):
+        return None
+    cmd = [a.cagr, "inspect", onnx_path, "--batch", str(batch), "--pooling", str(a.pooling), "--json"]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        tot = json.loads(p.stdout[p.stdout.index("{"):])["totals"]
+    except (OSError, ValueError, KeyError, subprocess.TimeoutExpired):
+        return None
+    flops, nbytes = float(tot["flops"]), float(tot["bytes"])
+    t_flop, t_mem = flops / hw["peak_flops"], nbytes / hw["bandwidth"]
+    return {"flops": flops, "bytes": nbytes, "compute_ms": t_flop * 1e3, "memory_ms": t_mem * 1e3,
+            "bound_ms": max(t_flop, t_mem) * 1e3, "bound_by": "compute" if t_flop >= t_mem else "memory",
+            "counts": "modelled (cagr inspect totals)"}
+
+
+def host_profile(path):
+    try:
+        d = json.load(open(path))
+        pf = d["peak_flops"]["fp32"]
+        mem = d["memory"][-1]
+        return {"path": os.path.relpath(path, ROOT), "peak_flops": float(pf["value"]),
+                "peak_flops_source": pf.get("source", ""), "level": mem["name"],
+                "bandwidth": float(mem["bandwidth"]["value"]), "bandwidth_source": mem["bandwidth"].get("source", ""),
+                "date": d.get("date"), "measured_on": d.get("measured_on"), "vendor": d.get("vendor", "")}
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def same_cpu(hw, cpu):
+    """Whether the profile's vendor (e.g. 'amd-cpu') matches this host's CPU name."""
+    vendor = (hw.get("vendor") or "").split("-")[0].lower()
+    where = (hw.get("measured_on") or "").lower()
+    name = cpu.lower()
+    if vendor in ("amd", "intel"):
+        return vendor in name
+    return not (("epyc" in where or "amd" in where) and "intel" in name)
+
+
+def versions():
+    out = {"python": platform.python_version()}
+    for pkg in ["numpy", "torch", "onnx", "onnxruntime", "apache-tvm", "matplotlib"]:
+        try:
+            out[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    try:
+        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        out["cagr"] = rev.stdout.strip() + (" (with uncommitted changes)" if dirty else "")
+    except OSError:
+        out["cagr"] = "unknown"
+    return out
+
+
+def host_info():
+    cpu = "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = 0
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        pass
+    return {"hostname": platform.node(), "cpu": cpu, "cores_online": os.cpu_count(),
+            "memory_gib": round(mem / 2**30, 1), "kernel": platform.release()}
+
+
+def finish_case(case):
+    """Best peer, ratios, CAGR speed-up and roofline fractions for one model x batch."""
+    rows = case["engines"]
+    peers = [r for r in rows if r["engine"] not in ("cagr", "cagr_unopt") and r.get("ok")]
+    best = min(peers, key=lambda r: r["median_ms"]) if peers else None
+    case["best_peer"] = best["engine"] if best else None
+    for r in rows:
+        if r.get("ok") and best:
+            r["ratio_to_best_peer"] = r["median_ms"] / best["median_ms"]
+        if r.get("ok") and case.get("roofline"):
+            r["roofline_fraction"] = case["roofline"]["bound_ms"] / r["median_ms"]
+    cagr = next((r for r in rows if r["engine"] == "cagr" and r.get("ok")), None)
+    case["cagr_speedup_over_best_peer"] = best["median_ms"] / cagr["median_ms"] if (cagr and best) else None
+
+
+def add_unoptimized_row(rows):
+    """The unoptimized plan `cagr bench` also times, as its own row."""
+    c = next((r for r in rows if r["engine"] == "cagr" and r.get("ok")), None)
+    if c and c.get("baseline_latency_ms"):
+        rows.append({"engine": "cagr_unopt", "ok": True, "median_ms": float(c["baseline_latency_ms"]),
+                     "spread_pct": c.get("baseline_spread_pct"), "runs": c.get("baseline_runs"),
+                     "note": "timed in the same `cagr bench` process (peak RSS is that process's)"})
+
+
+def geomean(xs):
+    xs = [x for x in xs if x]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def fmt(x, spec, none="—"):
+    return none if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
+
+
+def engine_note(r):
+    if not r.get("ok"):
+        return "**failed**: " + r.get("error", "?").replace("|", "/")
+    parts = []
+    if r["engine"] == "cagr":
+        parts.append(f"policy {r.get('policy')}, {r.get('decisions')} decisions, "
+                     f"optimize {fmt(r.get('optimize_seconds'), '.2f')} s")
+        if r.get("reduced_precision"):
+            parts.append(f"**not all fp32**: {len(r['reduced_precision'])} set_precision decisions "
+                         f"(e.g. {r['reduced_precision'][0]})")
+        if r.get("cagr_peak_memory_bytes") is not None:
+            parts.append(f"arena peak {r['cagr_peak_memory_bytes'] / 2**20:.1f} MB (cagr's own count)")
+    if r.get("compile_seconds") is not None:
+        parts.append(f"compile {r['compile_seconds']:.1f} s")
+    if r.get("frontend"):
+        parts.append(r["frontend"])
+    if r.get("note"):
+        parts.append(r["note"])
+    return "; ".join(parts)
+
+
+def check_cell(r):
+    if not r.get("ok"):
+        return "—"
+    c = r.get("check", "n/a")
+    if r["engine"] == "cagr":
+        err = r.get("max_abs_diff_vs_unoptimized")
+        c = "self " + c
+    else:
+        err = r.get("max_abs_err_vs_ort")
+    return c if err is None or c == "ref" else f"{c} ({err:.1e})"
+
+
+def write_md(res, path):
+    h, hw = res["host"], res["hw_profile"]
+    L = ["# CPU side-by-side: CAGR and its peers", "",
+         f"- command: `{res['command']}`",
+         f"- host: {h['hostname']}, {h['cpu']}, {h['cores_online']} cores online, {h['memory_gib']} GiB, "
+         f"Linux {h['kernel']}; load average {res['load_start']} at start, {res['load_end']} at end "
+         "(other processes may share these cores)",
+         f"- date: {res['date']} ({res['wall_seconds']:.0f} s)",
+         f"- threads: {res['threads']} for every engine (OMP/MKL/OpenBLAS/TVM_NUM_THREADS, torch.set_num_threads, "
+         "ORT intra_op, inter_op 1), process pinned to the first cores",
+         "- versions: " + ", ".join(f"{k} {v}" for k, v in res["versions"].items()),
+         f"- inputs: data/gen.py, seed {res['seed']}, ids capped at {SMALL_ROWS} rows (the zoo's small tables)"
+         f", DLRM bags of {res['pooling']} id(s); one file per model x batch, the same for every engine; "
+         f"models: zoo/onnx/<model>.{res['exporter']}.onnx (ORT, TVM, CAGR) and zoo/models.py with the "
+         "ONNX initializers as weights (PyTorch engines), fp32",
+         f"- timing (measured): {res['warmup']} warm-up runs, then until {res['seconds']} s and {res['min_runs']} "
+         f"runs (or {res['max_seconds']} s and 3 runs; warm-up cut after half that); median and spread = "
+         "(p90 - p10) / median",
+         "- peak MB (measured): max RSS of the engine's process (resource.getrusage) minus the same before the "
+         "model is loaded (after imports and inputs); for CAGR, max RSS of `cagr bench` minus that of "
+         "`cagr --help`, and it includes both the unoptimized and the optimized plan; peak MB includes any "
+         "compilation done in the process (torch.compile, TVM, CAGR's optimizer)",
+         "- run MB (measured): the same high-water mark reset after loading/compiling (/proc/self/clear_refs) "
+         "and read (VmHWM) after the warm-up and timed runs, minus the same baseline: weights, compiled code "
+         "and activations in steady state (not available for CAGR, a separate binary)",
+         "- check: max |output - ONNX Runtime output| <= 1e-4 on the same inputs; CAGR's check is its own "
+         "(optimized vs unoptimized plan, from `cagr bench`)",
+         "- x best peer: engine median / median of the fastest non-CAGR engine (below 1 = faster)"]
+    if hw:
+        L.append(f"- roofline % (modelled bound / measured time): bound = max(FLOPs / {hw['peak_flops'] / 1e9:.1f} "
+                 f"GFLOP/s, bytes / {hw['bandwidth'] / 1e9:.1f} GB/s); FLOPs and bytes are counted by "
+                 f"`cagr inspect --json` (totals, modelled); both peaks are from `{hw['path']}` "
+                 f"({hw['date']}, {hw['measured_on']}): fp32 peak {hw['peak_flops_source'].split(':')[0]}, "
+                 f"{hw['level']} bandwidth {hw['bandwidth_source'].split(':')[0]}")
+    L.append("")
+    for case in res["cases"]:
+        rf = case.get("roofline")
+        L += [f"## {case['model']}, batch {case['batch']}", ""]
+        if rf:
+            L.append(f"{rf['flops'] / 1e9:.3f} GFLOP, {rf['bytes'] / 2**20:.1f} MiB moved (modelled); roofline "
+                     f"bound {rf['bound_ms']:.3f} ms ({rf['bound_by']}-bound). Inputs: `{case['inputs_command']}`")
+            L.append("")
+        L += ["| engine | median ms | spread % | runs | peak MB | run MB | x best peer | roofline % | check | notes |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
+        for r in case["engines"]:
+            ok = r.get("ok")
+            peak, run = r.get("peak_rss_bytes"), r.get("run_peak_rss_bytes")
+            L.append("| " + " | ".join([
+                LABELS.get(r["engine"], r["engine"]) + (" (best peer)" if r["engine"] == case["best_peer"] else ""),
+                fmt(r.get("median_ms") if ok else None, ".3f"), fmt(r.get("spread_pct") if ok else None, ".1f"),
+                str(r.get("runs") or "—") if ok else "—",
+                fmt(peak / 2**20 if ok and peak is not None else None, ".1f"),
+                fmt(run / 2**20 if ok and run is not None else None, ".1f"),
+                fmt(r.get("ratio_to_best_peer"), ".2f"),
+                fmt(100 * r["roofline_fraction"] if r.get("roofline_fraction") else None, ".1f"),
+                check_cell(r), engine_note(r)]) + " |")
+        sp = case.get("cagr_speedup_over_best_peer")
+        L += ["", f"CAGR speed-up over the best peer ({LABELS.get(case['best_peer'], '—')}): "
+              f"{fmt(sp, '.2f')}x (measured)", ""]
+    L += ["## CAGR speed-up over the best peer (measured)", "",
+          "| model | " + " | ".join(f"batch {b}" for b in res["batches"]) + " | geometric mean |",
+          "| --- | " + " | ".join("---:" for _ in res["batches"]) + " | ---: |"]
+    for m, g in res["geomean"].items():
+        cells = [fmt(next((c["cagr_speedup_over_best_peer"] for c in res["cases"]
+                           if c["model"] == m and c["batch"] == b), None), ".2f") for b in res["batches"]]
+        L.append(f"| {m} | " + " | ".join(cells) + f" | {fmt(g, '.2f')} |")
+    if res.get("problems"):
+        L += ["", "## Problems", ""] + [f"- {p}" for p in res["problems"]]
+    with open(path, "w") as f:
+        f.write("\n".join(L) + "\n")
+
+
+def write_png(res, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    cases = res["cases"]
+    engines = [e for e in ["cagr", "cagr_unopt"] + ENGINES[1:]
+               if any(r["engine"] == e and r.get("ok") for c in cases for r in c["engines"])]
+    if not engines:
+        return
+    width = 0.8 / len(engines)
+    fig, ax = plt.subplots(figsize=(max(10, 1.6 * len(cases)), 5.5))
+    for i, e in enumerate(engines):
+        xs, ys = [], []
+        for j, c in enumerate(cases):
+            r = next((r for r in c["engines"] if r["engine"] == e and r.get("ok")), None)
+            if r:
+                xs.append(j - 0.4 + width * (i + 0.5))
+                ys.append(r["median_ms"])
+        ax.bar(xs, ys, width, label=LABELS[e])
+    ax.set_yscale("log")
+    low = min(r["median_ms"] for c in cases for r in c["engines"] if r.get("ok"))
+    ax.set_ylim(bottom=10 ** math.floor(math.log10(low)))  # bars start a decade below the fastest
+    ax.set_xticks(range(len(cases)))
+    ax.set_xticklabels([f"{c['model']}\nbatch {c['batch']}" for c in cases])
+    ax.set_ylabel("median latency, ms (measured, log scale)")
+    ax.set_title(f"CPU side-by-side, {res['threads']} threads, fp32 — {res['host']['cpu']}", fontsize=9)
+    ax.legend(fontsize=8, ncol=min(4, len(engines)), loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
+    ax.grid(axis="y", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def usable_engines(a, problems):
+    """--engines, less TVM when `import tvm` fails (after one `pip install apache-tvm`)."""
+    engines = [e for e in a.engines.split(",") if e]
+    if "tvm" not in engines or subprocess.run([sys.executable, "-c", "import tvm"],
+                                              capture_output=True).returncode == 0:
+        return engines
+    tail = "--no-tvm-install"
+    if not a.no_tvm_install:
+        log("tvm: not importable; trying `pip install apache-tvm` once")
+        p = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "apache-tvm"],
+                           capture_output=True, text=True)
+        if p.returncode == 0 and subprocess.run([sys.executable, "-c", "import tvm"],
+                                                capture_output=True).returncode == 0:
+            return engines
+        tail = "after `pip install apache-tvm`: " + (p.stderr.strip().splitlines() or ["import fails"])[-1][:200]
+    problems.append(f"TVM skipped: `import tvm` fails ({tail})")
+    return [e for e in engines if e != "tvm"]
+
+
+def mismatch_problem(model, batch, r):
+    if r["engine"] == "cagr":
+        return (f"{model} b{batch} cagr: optimized plan differs from the unoptimized one by "
+                f"{r['max_abs_diff_vs_unoptimized']:.1e} (> {CHECK_TOL})"
+                + (f"; the plan has {len(r['reduced_precision'])} set_precision decisions"
+                   if r.get("reduced_precision") else ""))
+    return (f"{model} b{batch} {r['engine']}: output differs from ONNX Runtime "
+            f"(max abs err {r['max_abs_err_vs_ort']:.1e} > {CHECK_TOL})")
+
+
+def run_case(a, model, batch, engines, hw, tmp, problems):
+    """Every engine on one model x batch, ONNX Runtime first (its output is the reference)."""
+    onnx_path = os.path.join(ZOO, "onnx", f"{model}.{a.exporter}.onnx")
+    npz, gen_cmd = gen_inputs(model, batch, a, tmp)
+    case = {"model": model, "batch": batch, "onnx": os.path.relpath(onnx_path, ROOT), "inputs_command": gen_cmd,
+            "roofline": roofline(a, onnx_path, batch, hw), "engines": []}
+    ref = os.path.join(tmp, f"{model}.b{batch}.ref.npz")
+    for e in sorted(engines, key=lambda e: e != "ort"):
+        log(f"{model} b{batch} {e} ...")
+        if e == "cagr":
+            r = run_cagr(a, onnx_path, npz, batch)
+        else:
+            r = spawn_engine(a, e, model, onnx_path, npz, batch, tmp,
+                             None if e == "ort" else ref, ref if e == "ort" else None)
+        case["engines"].append(r)
+        log(f"  {e}: " + (f"{r['median_ms']:.3f} ms, spread {fmt(r.get('spread_pct'), '.1f')}%, "
+                          f"check {check_cell(r)}" if r.get("ok") else f"FAILED {r.get('error')}"))
+        if r.get("check") == "MISMATCH":
+            problems.append(mismatch_problem(model, batch, r))
+        elif not r.get("ok"):
+            problems.append(f"{model} b{batch} {e}: {r.get('error')}")
+    add_unoptimized_row(case["engines"])
+    rank = {e: i for i, e in enumerate(engines)}
+    rank["cagr_unopt"] = rank.get("cagr", -1) + 0.5
+    case["engines"].sort(key=lambda r: rank[r["engine"]])
+    finish_case(case)
+    return case
+
+
+def parent_main(a):
+    t_start = time.time()
+    out_dir = a.out_dir or ("/tmp/cagr_cpu_side_by_side" if a.quick else os.path.join(ROOT, "bench", "results"))
+    os.makedirs(out_dir, exist_ok=True)
+    models = [m for m in a.models.split(",") if m]
+    batches = [int(b) for b in a.batches.split(",") if b]
+    problems = []
+    engines = usable_engines(a, problems)
+    hw, host = host_profile(a.hw), host_info()
+    if hw is None:
+        problems.append(f"no usable host profile at {a.hw}: roofline column left empty")
+    elif not same_cpu(hw, host["cpu"]):
+        problems.append(f"the host profile {hw['path']} was measured on '{hw['measured_on']}' ({hw['vendor']}) "
+                        f"but this host is '{host['cpu']}': the roofline % uses another machine's peaks; "
+                        "re-measure with `build/cagr profile --target cpu` on this host and pass it with --hw")
+    res = {"command": " ".join(shlex.quote(x) for x in [os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "host": host, "versions": versions(), "threads": a.threads, "seed": a.seed, "pooling": a.pooling,
+           "exporter": a.exporter, "warmup": a.warmup, "seconds": a.seconds, "min_runs": a.min_runs,
+           "max_seconds": a.max_seconds, "quick": a.quick, "models": models, "batches": batches,
+           "engines": engines, "hw_profile": hw, "load_start": "%.2f %.2f %.2f" % os.getloadavg(),
+           "cases": [], "problems": problems}
+    with tempfile.TemporaryDirectory(prefix="cagr_cpu_bench_") as tmp:
+        res["cases"] = [run_case(a, m, b, engines, hw, tmp, problems) for m in models for b in batches]
+    res["geomean"] = {m: geomean([c["cagr_speedup_over_best_peer"] for c in res["cases"] if c["model"] == m])
+                      for m in models}
+    res["load_end"] = "%.2f %.2f %.2f" % os.getloadavg()
+    res["wall_seconds"] = time.time() - t_start
+    base = os.path.join(out_dir, "cpu_side_by_side")
+    try:
+        write_png(res, base + ".png")
+    except ImportError as e:
+        problems.append(f"no chart: {e}")
+    with open(base + ".json", "w") as f:
+        json.dump(res, f, indent=1)
+    write_md(res, base + ".md")
+    log(f"wrote {base}.md, .json, .png")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--batches", default=None, help="default 256,4096 (--quick: 256)")
+    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--threads", type=int, default=2, help="threads for every engine (default 2)")
+    ap.add_argument("--quick", action="store_true",
+                    help="batch 256 only, few runs, output to /tmp/cagr_cpu_side_by_side (smoke test)")
+    ap.add_argument("--seconds", type=float, default=None, help="min timing seconds per engine (default 2)")
+    ap.add_argument("--min-runs", type=int, default=None, help="min timed runs per engine (default 50)")
+    ap.add_argument("--max-seconds", type=float, default=None,
+                    help="stop after this long once 3 runs are in (default 30)")
+    ap.add_argument("--warmup", type=int, default=None, help="warm-up runs (default 5)")
+    ap.add_argument("--exporter", choices=["dynamo", "ts"], default="dynamo",
+                    help="which zoo export: zoo/onnx/<model>.<exporter>.onnx (default dynamo)")
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--pooling", type=int, default=1, help="ids per DLRM bag (data/gen.py --multi-hot)")
+    ap.add_argument("--out-dir", default=None, help="default bench/results (--quick: /tmp/cagr_cpu_side_by_side)")
+    ap.add_argument("--cagr", default=os.path.join(ROOT, "build", "cagr"))
+    ap.add_argument("--cagr-args", default="", help="extra arguments for `cagr bench`")
+    ap.add_argument("--hw", default=os.path.join(ROOT, "bench", "results", "hw", "host-cpu.json"))
+    ap.add_argument("--timeout", type=int, default=1800, help="seconds per engine process")
+    ap.add_argument("--no-tvm-install", action="store_true", help="do not try `pip install apache-tvm`")
+    # child mode (one engine, one model x batch); not for direct use
+    ap.add_argument("--child", choices=ENGINES[1:], help=argparse.SUPPRESS)
+    ap.add_argument("--model", help=argparse.SUPPRESS)
+    ap.add_argument("--onnx", help=argparse.SUPPRESS)
+    ap.add_argument("--inputs", help=argparse.SUPPRESS)
+    ap.add_argument("--result", help=argparse.SUPPRESS)
+    ap.add_argument("--ref", help=argparse.SUPPRESS)
+    ap.add_argument("--save-output", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    q = a.quick
+    for k, full, quick in [("batches", "256,4096", "256"), ("seconds", 2.0, 0.3), ("min_runs", 50, 10),
+                           ("max_seconds", 30.0, 5.0), ("warmup", 5, 3)]:
+        if getattr(a, k) is None:
+            setattr(a, k, quick if q else full)
+    if a.child:
+        return child_main(a)
+    return parent_main(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
