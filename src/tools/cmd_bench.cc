@@ -168,6 +168,8 @@ int runBench(const BenchArgs& a) {
     j["baseline_peak_memory_bytes"] = base->peakBytes;
     j["optimize_seconds"] = opt->optimizeSeconds;
     j["modelled_latency_ms"] = opt->final.latencyS * 1e3;
+    j["baseline_modelled_latency_ms"] = opt->baseline.latencyS * 1e3;
+    j["profile"] = t->hw.name + (t->hw.isMeasured() ? " (measured)" : " (datasheet)");
     j["max_abs_diff_vs_unoptimized"] = maxDiff;
     j["optimized"] = timingJson(*best);
     j["unoptimized"] = timingJson(*base);
