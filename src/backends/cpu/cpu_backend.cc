@@ -65,9 +65,10 @@ size_t planOffsets(const std::vector<size_t>& size, const std::vector<int>& birt
 
 class CpuExecutable : public Executable {
  public:
-  CpuExecutable(Graph plan, std::vector<std::unique_ptr<Step>> steps, std::vector<int> writer,
+  // `plan` is the graph the steps were built from (they may keep references into it).
+  CpuExecutable(std::shared_ptr<const Graph> plan, std::vector<std::unique_ptr<Step>> steps, std::vector<int> writer,
                 std::vector<std::vector<ValueId>> reads, int threads)
-      : g_(std::move(plan)), steps_(std::move(steps)), writer_(std::move(writer)), readsOf_(std::move(reads)),
+      : owned_(std::move(plan)), g_(*owned_), steps_(std::move(steps)), writer_(std::move(writer)), readsOf_(std::move(reads)),
         threads_(threads) {
     ValueUses uses = valueUses(g_);
     lastReader_.assign(g_.numValues(), -1);
@@ -156,7 +157,8 @@ class CpuExecutable : public Executable {
     return Status::ok();
   }
 
-  Graph g_;
+  std::shared_ptr<const Graph> owned_;
+  const Graph& g_;
   std::vector<std::unique_ptr<Step>> steps_;
   std::vector<int> writer_;      // value -> step that writes it (-1: none)
   std::vector<std::vector<ValueId>> readsOf_;
@@ -210,8 +212,14 @@ class CpuBackend : public ExecutionBackend {
     return c;
   }
 
-  StatusOr<std::unique_ptr<Executable>> compile(const Graph& plan, const CompileOptions& opts) override {
-    CAGR_ASSIGN_OR_RETURN(Target t, resolveTarget("x86-64"));
+  StatusOr<std::unique_ptr<Executable>> compile(const Graph& given, const CompileOptions& opts) override {
+    // Steps keep references into the plan: they and the executable share this copy.
+    auto owned = std::make_shared<const Graph>(given);
+    const Graph& plan = *owned;
+    // The cpu family's target; static, so steps may keep references to its profile.
+    static const StatusOr<Target> host = resolveTarget("x86-64");
+    if (!host.isOk()) return host.status();
+    const Target& t = *host;
     CAGR_RETURN_IF_ERROR(verifyPlan(plan, t).withContext("cpu backend: the plan is not a valid cpu plan"));
     CAGR_ASSIGN_OR_RETURN(auto order, scheduleKernels(plan));
     ValueUses uses = valueUses(plan);
@@ -234,7 +242,7 @@ class CpuBackend : public ExecutionBackend {
     }
     int threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
     return std::unique_ptr<Executable>(
-        std::make_unique<CpuExecutable>(plan, std::move(steps), std::move(writer), std::move(reads), threads));
+        std::make_unique<CpuExecutable>(std::move(owned), std::move(steps), std::move(writer), std::move(reads), threads));
   }
 };
 
