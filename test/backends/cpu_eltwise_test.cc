@@ -233,8 +233,10 @@ TEST(CpuEltwise, ViewsAloneAndInGroups) {
   b.g.addOutput(sq, "y");
   b.g.addOutput(u, "u");
   b.group({"flat", "exp", "re"}, 0);
-  expectKernels(runBoth(b.g, randomIn(b.g, 50)),
-                {"own.eltwise:unsqueeze", "own.eltwise:flatten+exp+reshape", "own.eltwise:squeeze"});
+  // Lone views run no kernel: the engine aliases their input's bytes.
+  auto report = runBoth(b.g, randomIn(b.g, 50));
+  expectKernels(report, {"own.eltwise:flatten+exp+reshape"});
+  EXPECT_EQ(report.size(), 1u);
 }
 
 // Reduced storage: a bf16 intermediate and output, an f16 and an int8

@@ -67,9 +67,9 @@ class CpuExecutable : public Executable {
  public:
   // `plan` is the graph the steps were built from (they may keep references into it).
   CpuExecutable(std::shared_ptr<const Graph> plan, std::vector<std::unique_ptr<Step>> steps, std::vector<int> writer,
-                std::vector<std::vector<ValueId>> reads, int threads)
+                std::vector<std::vector<ValueId>> reads, std::vector<ValueId> aliasOf, int threads)
       : owned_(std::move(plan)), g_(*owned_), steps_(std::move(steps)), writer_(std::move(writer)), readsOf_(std::move(reads)),
-        threads_(threads) {
+        aliasOf_(std::move(aliasOf)), threads_(threads) {
     ValueUses uses = valueUses(g_);
     lastReader_.assign(g_.numValues(), -1);
     for (size_t s = 0; s < steps_.size(); ++s) {
@@ -80,6 +80,11 @@ class CpuExecutable : public Executable {
       if (g_.isConstant(static_cast<ValueId>(v)) && uses.count(static_cast<ValueId>(v)) > 0) {
         weightBytes_ += static_cast<int64_t>(g_.constant(static_cast<ValueId>(v))->byteSize());
       }
+    }
+    // A view's readers keep the buffer it aliases alive.
+    for (size_t v = 0; v < g_.numValues(); ++v) {
+      ValueId root = aliasOf_[v];
+      if (root != kNoValue) lastReader_[static_cast<size_t>(root)] = std::max(lastReader_[static_cast<size_t>(root)], lastReader_[v]);
     }
   }
 
@@ -154,6 +159,12 @@ class CpuExecutable : public Executable {
       if (writer_[v] < 0) continue;
       ctx.buffers[v] = Buffer{arena_.get() + offsets_[v], shape[v], g_.type(static_cast<ValueId>(v)).dtype};
     }
+    for (size_t v = 0; v < nv; ++v) {  // views: the root's bytes under their own shape
+      ValueId root = aliasOf_[v];
+      if (root == kNoValue) continue;
+      CAGR_ASSIGN_OR_RETURN(auto s, b.resolve(g_.type(static_cast<ValueId>(v)).dims));
+      ctx.buffers[v] = Buffer{ctx.buffers[static_cast<size_t>(root)].data, std::move(s), g_.type(static_cast<ValueId>(v)).dtype};
+    }
     return Status::ok();
   }
 
@@ -162,6 +173,7 @@ class CpuExecutable : public Executable {
   std::vector<std::unique_ptr<Step>> steps_;
   std::vector<int> writer_;      // value -> step that writes it (-1: none)
   std::vector<std::vector<ValueId>> readsOf_;
+  std::vector<ValueId> aliasOf_;  // value -> the buffer a view output shares (kNoValue: its own)
   std::vector<int> lastReader_;  // value -> last step reading it (steps.size() for graph outputs)
   int threads_;
   int64_t weightBytes_ = 0;
@@ -185,6 +197,17 @@ std::vector<ValueId> groupOutputs(const Graph& g, const ValueUses& uses, const s
     }
   }
   return out;
+}
+
+// A single metadata-only node (Reshape, Flatten, Squeeze, Unsqueeze,
+// Identity) with reduced-precision-free output: its bytes are its input's.
+bool isAlias(const Graph& g, const std::vector<NodeId>& members) {
+  if (members.size() != 1) return false;
+  const Node& n = g.node(members[0]);
+  bool view = n.op == OpKind::kReshape || n.op == OpKind::kFlatten || n.op == OpKind::kSqueeze ||
+              n.op == OpKind::kUnsqueeze || n.op == OpKind::kIdentity;
+  return view && !n.inputs.empty() && n.inputs[0] != kNoValue && g.value(n.outputs[0]).mir.storage == Precision::kF32 &&
+         g.type(n.inputs[0]).dtype == g.type(n.outputs[0]).dtype;
 }
 
 StatusOr<std::unique_ptr<Step>> buildStep(const StepRequest& r) {
@@ -226,7 +249,14 @@ class CpuBackend : public ExecutionBackend {
     std::vector<std::unique_ptr<Step>> steps;
     std::vector<int> writer(plan.numValues(), -1);
     std::vector<std::vector<ValueId>> reads;
+    std::vector<ValueId> aliasOf(plan.numValues(), kNoValue);
     for (const auto& members : order) {
+      if (isAlias(plan, members)) {  // a lone view: no step, its output shares its input's bytes
+        ValueId in = plan.node(members[0]).inputs[0];
+        aliasOf[static_cast<size_t>(plan.node(members[0]).outputs[0])] =
+            aliasOf[static_cast<size_t>(in)] != kNoValue ? aliasOf[static_cast<size_t>(in)] : in;
+        continue;
+      }
       CAGR_ASSIGN_OR_RETURN(GroupShape shape, classifyGroup(plan, members));
       StepRequest r{plan, members, shape, plan.node(members.front()).mir.kernel, groupOutputs(plan, uses, members), t.hw};
       CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Step> s, buildStep(r));
@@ -242,7 +272,8 @@ class CpuBackend : public ExecutionBackend {
     }
     int threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
     return std::unique_ptr<Executable>(
-        std::make_unique<CpuExecutable>(std::move(owned), std::move(steps), std::move(writer), std::move(reads), threads));
+        std::make_unique<CpuExecutable>(std::move(owned), std::move(steps), std::move(writer), std::move(reads),
+                                        std::move(aliasOf), threads));
   }
 };
 
