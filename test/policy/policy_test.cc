@@ -112,6 +112,10 @@ TEST(Policies, ExhaustiveIsAtLeastAsGoodAsBeamOnASmallGraph) {
     OptimizeResult beam = run(g, platform, "beam:2", 512);
     OptimizeResult exhaustive = run(g, platform, "exhaustive", 512);
     OptimizeResult greedy = run(g, platform, "greedy", 512);
+    // Every policy's plan computes what the model computes.
+    for (const OptimizeResult* r : {&exhaustive, &beam, &greedy}) {
+      rwtest::expectSameOutputs(g, r->plan, rwtest::randomInputs(g, 5, 1), 1e-2, 1e-2);
+    }
     EXPECT_GE(exhaustive.episodeReturn, beam.episodeReturn - 1e-12);
     EXPECT_GE(exhaustive.episodeReturn, greedy.episodeReturn - 1e-12);
     EXPECT_GE(beam.episodeReturn, 0.0);
