@@ -8,68 +8,17 @@
 #include <random>
 
 #include "../rewrite/rewrite_test_util.h"
+#include "cpu_test_util.h"
 #include "backends/cpu/step.h"
 #include "cagr/backend.h"
 
 namespace cagr {
 namespace {
 
-using Inputs = std::vector<std::pair<std::string, Tensor>>;
-
-// Builds a graph node by node; group() puts named nodes into one fusion group.
-struct Builder {
-  Graph g;
-  ValueId input(const std::string& name, DType t, std::vector<Dim> dims) {
-    return g.addInput(name, {t, std::move(dims)});
-  }
-  ValueId constant(const std::string& name, std::vector<int64_t> shape, unsigned seed) {
-    Tensor t(DType::kF32, std::move(shape));
-    std::mt19937 rng(seed);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = std::uniform_real_distribution<float>(0.5f, 1.5f)(rng);
-    return g.addConstant(name, std::move(t));
-  }
-  ValueId op(OpKind k, std::vector<ValueId> in, const std::string& name, Attrs a = {}) {
-    auto v = g.add(k, std::move(in), std::move(a), name);
-    EXPECT_TRUE(v.isOk()) << name << ": " << v.status().message();
-    return v.isOk() ? *v : kNoValue;
-  }
-  void group(const std::vector<std::string>& names, int32_t label, const std::string& kernel = "") {
-    KernelId k = kernel.empty() ? 0 : *kernelByName(kernel);
-    for (Node& n : g.mutableNodes()) {
-      if (std::find(names.begin(), names.end(), n.name) == names.end()) continue;
-      n.mir.group = label;
-      n.mir.kernel = k;
-    }
-  }
-};
-
-Attrs attrs(std::initializer_list<std::pair<const char*, AttrValue>> items) {
-  Attrs a;
-  for (const auto& [k, v] : items) a.set(k, v);
-  return a;
-}
-
-// Runs `g` on the cpu backend and on the reference executor and compares
-// every output; returns the kernel report (empty on failure).
-std::vector<std::string> runBoth(const Graph& g, const Inputs& in, double rtol = 1e-5) {
-  auto backend = makeBackend("cpu");
-  auto exe = (*backend)->compile(g);
-  if (!exe.isOk()) {
-    ADD_FAILURE() << exe.status().message();
-    return {};
-  }
-  auto got = (*exe)->run(in);
-  auto want = runReference(g, in);
-  if (!got.isOk() || !want.isOk()) {
-    ADD_FAILURE() << (got.isOk() ? want.status().message() : got.status().message());
-    return {};
-  }
-  for (size_t i = 0; i < want->size(); ++i) {
-    auto cmp = compareTensors((*got)[i], (*want)[i], 1e-6, rtol);
-    EXPECT_TRUE(cmp.close) << "output " << i << ": " << cmp.message;
-  }
-  return (*exe)->kernelReport();
-}
+using rectest::attrs;
+using rectest::Builder;
+using rectest::Inputs;
+using rectest::runBoth;
 
 void expectKernels(const std::vector<std::string>& report, const std::vector<std::string>& want) {
   for (const std::string& k : want) {

@@ -5,7 +5,7 @@
 // with the reference executor, with the kernel report checked so a fallback
 // to the reference kernels fails the test.
 #include "backends/cpu/step.h"
-#include "cpu_rec_test_util.h"
+#include "cpu_test_util.h"
 
 namespace cagr {
 namespace {

@@ -1,6 +1,6 @@
-// Shared harness of the CPU lookup / rec step tests (cpu_embedding_test.cc,
-// cpu_rec_test.cc): a small graph builder, explicit tensors, and the check
-// that the cpu backend matches the reference executor and ran our kernel.
+// Shared harness of the CPU backend step tests (eltwise, embedding, rec):
+// a small graph builder, explicit tensors, and the check that the cpu
+// backend matches the reference executor and ran our kernel.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -59,6 +59,10 @@ struct Builder {
     ValueId v = g.addConstant(name, uniform({rows, dim}, seed));
     g.mutableValue(v).mir.storage = storage;
     return v;
+  }
+  /// A constant of values in [0.5, 1.5) (safe for Div, Log, Sqrt).
+  ValueId constant(const std::string& name, std::vector<int64_t> shape, unsigned seed) {
+    return g.addConstant(name, uniform(std::move(shape), seed, 0.5f, 1.5f));
   }
   ValueId op(OpKind k, std::vector<ValueId> in, const std::string& name, Attrs a = {}) {
     auto v = g.add(k, std::move(in), std::move(a), name);
