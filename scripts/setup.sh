@@ -7,7 +7,8 @@ set -euo pipefail
 APT_PACKAGES=(build-essential cmake g++ pkg-config
   libonnx-dev libprotobuf-dev protobuf-compiler zlib1g-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
-  mlir-15-tools libdnnl-dev libopenblas-dev python3 python3-pip)
+  mlir-15-tools libdnnl-dev libopenblas-dev python3 python3-pip
+  libtorch-dev)  # LibTorch: only cagr-train (issue 7) links it
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -4,7 +4,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#if CAGR_HAVE_ONEDNN
 #include <dnnl.hpp>
+#endif
 #include <exception>
 #include <random>
 
@@ -29,7 +31,11 @@ const char* gemmKernelName(GemmKernel k) {
 }
 
 std::vector<GemmKernel> allGemmKernels() {
+#if CAGR_HAVE_ONEDNN
   return {GemmKernel::kOpenBlas, GemmKernel::kOneDnn, GemmKernel::kOneDnnRelu, GemmKernel::kOwn};
+#else
+  return {GemmKernel::kOpenBlas, GemmKernel::kOwn};
+#endif
 }
 
 void setKernelThreads(int threads) {
@@ -43,10 +49,12 @@ std::vector<std::pair<std::string, std::string>> kernelLibraryVersions() {
   const char* cfg = openblas_get_config();
   const char* core = openblas_get_corename();
   out.emplace_back("openblas", std::string(cfg ? cfg : "unknown") + (core ? std::string(" core=") + core : ""));
+#if CAGR_HAVE_ONEDNN
   const dnnl_version_t* v = dnnl_version();
   std::string dnnl = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
   if (v->hash != nullptr && *v->hash != '\0') dnnl += std::string(" (") + v->hash + ")";
   out.emplace_back("onednn", dnnl);
+#endif
 #if defined(__clang__)
   out.emplace_back("compiler", std::string("clang ") + __clang_version__);
 #elif defined(__GNUC__)
@@ -87,6 +95,7 @@ class OwnRunner : public GemmRunner {
   int64_t m_, k_, n_;
 };
 
+#if CAGR_HAVE_ONEDNN
 /// The process-wide oneDNN CPU engine and stream (created once, never
 /// destroyed: runners may outlive any scope that would own it).
 struct DnnlContext {
@@ -157,6 +166,7 @@ class DnnlRunner : public GemmRunner {
   dnnl::matmul prim_;
   dnnl::memory a_, b_, bias_, c_;
 };
+#endif
 
 }  // namespace
 
@@ -172,6 +182,9 @@ StatusOr<std::unique_ptr<GemmRunner>> makeGemmRunner(GemmKernel k, int64_t m, in
       return std::unique_ptr<GemmRunner>(new OwnRunner(m, kDim, n));
     case GemmKernel::kOneDnn:
     case GemmKernel::kOneDnnRelu: {
+#if !CAGR_HAVE_ONEDNN
+      return unsupported("onednn.matmul: this build has no oneDNN (CAGR_WITH_ONEDNN=OFF)");
+#else
       CAGR_ASSIGN_OR_RETURN(DnnlContext * ctx, dnnlContext());
       try {
         return std::unique_ptr<GemmRunner>(new DnnlRunner(ctx, m, kDim, n, k == GemmKernel::kOneDnnRelu));
@@ -179,6 +192,7 @@ StatusOr<std::unique_ptr<GemmRunner>> makeGemmRunner(GemmKernel k, int64_t m, in
         return internalError(std::string("oneDNN matmul primitive for ") + std::to_string(m) + "x" +
                              std::to_string(kDim) + "x" + std::to_string(n) + ": " + e.what());
       }
+#endif
     }
   }
   return internalError("unknown GEMM kernel");

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <dnnl.hpp>
 #include <unordered_map>
+
+#if CAGR_HAVE_ONEDNN
+#include <dnnl.hpp>
 
 namespace cagr::cpu {
 namespace {
@@ -369,3 +371,17 @@ StatusOr<int> OneDnnGemm::run(const GemmShape& s, const float* a, const float* b
 }
 
 }  // namespace cagr::cpu
+#else  // built without oneDNN: the GEMM step never picks this engine
+
+namespace cagr::cpu {
+struct OneDnnGemm::Impl {};
+OneDnnGemm::OneDnnGemm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OneDnnGemm::~OneDnnGemm() = default;
+StatusOr<std::unique_ptr<OneDnnGemm>> OneDnnGemm::create(const Epilogue&, std::shared_ptr<const Tensor>, bool,
+                                                         const GemmShape&, const std::vector<FlatPattern>&) {
+  return unsupported("onednn.matmul: this build has no oneDNN (CAGR_WITH_ONEDNN=OFF)");
+}
+StatusOr<int> OneDnnGemm::fusedCount(const GemmShape&, const std::vector<FlatPattern>&) { return 0; }
+StatusOr<int> OneDnnGemm::run(const GemmShape&, const float*, const float*, const EpiBinding&) { return -1; }
+}  // namespace cagr::cpu
+#endif

@@ -25,10 +25,16 @@ enum class Engine { kOneDnn, kOpenBlas, kOwn };
 constexpr int64_t kNominalBatch = 256;  // symbol value the kernel name and the weight reorder are chosen at
 constexpr int64_t kBlasRows = 256;      // rows per OpenBLAS call: its C block stays in L2 for the epilogue
 
+#if CAGR_HAVE_ONEDNN
+constexpr Engine kDefaultEngine = Engine::kOneDnn;
+#else
+constexpr Engine kDefaultEngine = Engine::kOpenBlas;  // built without oneDNN (-DCAGR_WITH_ONEDNN=OFF)
+#endif
+
 StatusOr<Engine> engineFor(KernelId k) {
-  if (k == 0) return Engine::kOneDnn;
+  if (k == 0) return kDefaultEngine;
   std::string name = kernelInfo(k).name;
-  if (name == "onednn.matmul") return Engine::kOneDnn;
+  if (name == "onednn.matmul") return kDefaultEngine;
   if (name == "openblas.sgemm") return Engine::kOpenBlas;
   if (name == "own.gemm") return Engine::kOwn;
   return unsupported("kernel " + name + " is not a CPU GEMM kernel");

@@ -7,7 +7,11 @@
 // an xDeepFM layer at batch 4096 go (measured ~270 GFLOP/s on the 2-core VM).
 #include "backends/cpu/rec_kernels.h"
 
+#if CAGR_HAVE_ONEDNN
 #include <dnnl.h>
+#else
+#include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -154,7 +158,12 @@ bool cinTile(const CinShape& s, const float* xk, const float* x0, const float* w
   float* z = scratch;
   float* y = scratch + k * cinTileSamples(s) * s.dim;
   formOuterProducts(s, xk + b0 * s.hk * s.dim, x0 + b0 * s.fields * s.dim, samples, z);
+#if CAGR_HAVE_ONEDNN
   if (dnnl_sgemm('N', 'N', s.outCh, n, k, 1.0f, w, k, z, n, 0.0f, y, n) != dnnl_success) return false;
+#else
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(s.outCh), static_cast<int>(n),
+              static_cast<int>(k), 1.0f, w, static_cast<int>(k), z, static_cast<int>(n), 0.0f, y, static_cast<int>(n));
+#endif
   scatterTile(s, y, bias, samples, out + b0 * s.outCh * s.dim);
   return true;
 }

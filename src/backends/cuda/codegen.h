@@ -1,0 +1,93 @@
+// The CUDA backend's code generator (issue 6): CUDA C++ source for one
+// kernel group of a MIR plan, and its compilation with NVRTC for the GPU's
+// own architecture, cached by content hash. Pure host code with no CUDA
+// device needed, so CI compiles every zoo model's kernels.
+//
+// Contract with the runtime (cuda_backend.cc):
+//  * Device storage: activations and f32 constants are `float`; integer ids
+//    and offsets are `long long`; bf16 / f16 constants are 16-bit
+//    (__nv_bfloat16 / __half); an int8-rowwise table [R, D] is R rows of
+//    int8RowStride(D) bytes: D int8 codes, zero padding to a multiple of 4,
+//    then float scale and float bias (value = code * scale + bias).
+//  * A generated kernel is `extern "C" __global__ void <entry>(P0, ..., Pk,
+//    long long e0, ..., long long em)`: one device pointer per entry of
+//    `params` (reads first, then the `numOutputs` buffers it writes), then
+//    one 64-bit extent per entry of `extents`, each a dimension of a
+//    parameter's concrete shape at run time (batch, multi-hot id count, ...).
+//  * The runtime calls `launch(extents)` with the same extent values to get
+//    the grid, block and dynamic shared memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cagr/graph.h"
+#include "cagr/mir.h"
+#include "cagr/status.h"
+
+namespace cagr::cuda {
+
+/// Bytes per row of an int8-rowwise table with `dim` columns.
+inline size_t int8RowStride(int64_t dim) { return (static_cast<size_t>(dim) + 3) / 4 * 4 + 8; }
+
+struct Launch {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned sharedBytes = 0;
+};
+
+/// Dimension `dim` of the buffer passed as parameter `param`.
+struct ExtentRef {
+  int param = 0;
+  int dim = 0;
+};
+
+struct GeneratedKernel {
+  std::string entry;             // unique within its module
+  std::vector<ValueId> params;   // device buffers in parameter order: reads, then writes
+  int numOutputs = 0;            // the last numOutputs params are written
+  std::vector<ExtentRef> extents;  // then one `long long` per entry
+  std::function<Launch(const std::vector<int64_t>& extents)> launch;
+  std::string name;              // for kernelReport: "nvrtc.embedding[26 tables]"
+};
+
+/// One kernel group, as the runtime hands it over.
+struct CodegenRequest {
+  const Graph& g;
+  std::vector<NodeId> members;   // graph order
+  GroupShape shape;
+  KernelId kernel = 0;           // the plan's choice (0 = auto)
+  std::vector<ValueId> outputs;  // member outputs used outside the group or graph outputs
+};
+
+/// Appends the kernel for `r` to `moduleSource` (declarations it needs are
+/// emitted once per module by moduleHeader()). kUnsupported, naming the node,
+/// when no generator handles the group — the runtime then uses a library
+/// kernel or fails the compile with that message.
+StatusOr<GeneratedKernel> generateKernel(const CodegenRequest& r, std::string& moduleSource);
+/// The common prelude of every module (fp16/bf16 headers, helpers).
+std::string moduleHeader();
+
+struct NvrtcOptions {
+  std::string arch = "sm_90a";  // "sm_XX[a]": CUBIN for that GPU; "compute_XX": PTX only
+  std::string cacheDir;         // "" = $CAGR_CACHE_DIR, else $XDG_CACHE_HOME/cagr, else ~/.cache/cagr
+  bool useCache = true;
+};
+
+struct CompiledModule {
+  std::string arch;
+  std::string ptx;               // always produced
+  std::vector<char> cubin;       // empty for compute_XX
+  bool fromCache = false;
+  double compileSeconds = 0;     // 0 when from cache
+  std::string log;               // NVRTC's log (warnings)
+};
+
+/// Compiles `source` with NVRTC. Errors carry NVRTC's log with the failing
+/// line of source quoted.
+StatusOr<CompiledModule> compileModule(const std::string& source, const NvrtcOptions& opts = {});
+
+}  // namespace cagr::cuda
