@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 
+from breakdown import breakdown_md, cagr_breakdown
 from hostinfo import host_info, host_profile, same_cpu, versions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -353,6 +354,10 @@ def run_cagr(a, onnx_path, npz, batch):
     res["check"] = "n/a" if d is None else ("ok" if d <= CHECK_TOL else "MISMATCH")
     res["check_what"] = "optimized vs unoptimized plan (cagr bench)"
     res["ok"] = True
+    if a.breakdown and "--breakdown" in helptext:
+        bd = [a.cagr, "bench", onnx_path, "--target", "cpu", "--batch", str(batch), "--threads", str(a.threads),
+              "--json", "--inputs", npz, "--seconds", "0.2", "--runs", "20"] + shlex.split(a.cagr_args or "")
+        res["breakdown"] = cagr_breakdown(bd, env, a.timeout, lambda: pin(a.threads))
     return res
 
 
@@ -562,7 +567,8 @@ def write_md(res, path):
                 fmt(100 * r["roofline_fraction"] if r.get("roofline_fraction") else None, ".1f"),
                 check_cell(r), engine_note(r)]) + " |")
         sp = case.get("cagr_speedup_over_best_peer")
-        L += ["", f"CAGR speed-up over the best peer ({LABELS.get(case['best_peer'], '—')}): "
+        L += [""] + breakdown_md(next((r.get("breakdown") for r in case["engines"] if r["engine"] == "cagr"), None))
+        L += [f"CAGR speed-up over the best peer ({LABELS.get(case['best_peer'], '—')}): "
               f"{fmt(sp, '.2f')}x (measured)", ""]
     L += ["## CAGR speed-up over the best peer (measured)", "",
           "| model | " + " | ".join(f"batch {b}" for b in res["batches"]) + " | geometric mean |",
@@ -728,6 +734,8 @@ def main():
     ap.add_argument("--cagr-args", default="", help="extra arguments for `cagr bench`")
     ap.add_argument("--hw", default=os.path.join(ROOT, "bench", "results", "hw", "host-cpu.json"))
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per engine process")
+    ap.add_argument("--no-breakdown", dest="breakdown", action="store_false",
+                    help="skip the per-kernel breakdown of CAGR's plan (one more `cagr bench --breakdown` run)")
     ap.add_argument("--no-tvm-install", action="store_true", help="do not try `pip install apache-tvm`")
     # child mode (one engine, one model x batch); not for direct use
     ap.add_argument("--child", choices=ENGINES[1:], help=argparse.SUPPRESS)

@@ -31,6 +31,15 @@ struct CompileOptions {
   int threads = 0;  // 0: all hardware threads
 };
 
+/// Measured time of one kernel of a compiled plan (one fusion group).
+struct KernelTiming {
+  std::string kernel;          // the implementation, as kernelReport() names it
+  std::vector<NodeId> nodes;   // the plan's nodes it runs (graph order)
+  double medianMs = 0;         // wall time per run: median over the repeats (measured)
+  double minMs = 0;            // wall time per run: fastest repeat (measured)
+  double cpuMs = 0;            // CPU time of the calling thread per run, median (measured)
+};
+
 /// A compiled plan, ready to run many times (at any batch size).
 class Executable {
  public:
@@ -43,6 +52,14 @@ class Executable {
   virtual int64_t peakMemoryBytes() const = 0;
   /// One line per kernel: which implementation runs each group of the plan.
   virtual std::vector<std::string> kernelReport() const = 0;
+  /// Runs the plan `repeats` times on `inputs` and times each kernel apart,
+  /// in run order. Backends that cannot time kernels one by one say so.
+  virtual StatusOr<std::vector<KernelTiming>> profile(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                                      int repeats) {
+    (void)inputs;
+    (void)repeats;
+    return unsupported("this backend does not time kernels one by one");
+  }
 };
 
 class ExecutionBackend {

@@ -1,6 +1,9 @@
 // The backends this build has, by name, and the reference backend: the
 // reference executor behind the Executable interface (the oracle the
-// conformance suite compares every other backend with).
+// conformance suite compares every other backend with). "cuda" exists in
+// builds with the CUDA toolkit; it reports itself unavailable where no GPU
+// or driver is found.
+#include "backends/cuda/cuda_timing.h"
 #include "cagr/analysis.h"
 #include "cagr/backend.h"
 #include "cagr/reference.h"
@@ -52,12 +55,29 @@ class ReferenceBackend : public ExecutionBackend {
 
 }  // namespace
 
-std::vector<std::string> backendNames() { return {"reference", "cpu"}; }
+#ifndef CAGR_HAVE_CUDA
+namespace cuda {
+StatusOr<std::unique_ptr<ExecutionBackend>> makeCudaBackend(const CudaBackendOptions&) {
+  return unsupported("this build has no CUDA backend (the CUDA toolkit was not found when it was configured)");
+}
+}  // namespace cuda
+#endif
+
+std::vector<std::string> backendNames() {
+#ifdef CAGR_HAVE_CUDA
+  return {"reference", "cpu", "cuda"};
+#else
+  return {"reference", "cpu"};
+#endif
+}
 
 StatusOr<std::unique_ptr<ExecutionBackend>> makeBackend(const std::string& name) {
   if (name == "reference") return std::unique_ptr<ExecutionBackend>(std::make_unique<ReferenceBackend>());
   if (name == "cpu") return cpu::makeCpuBackend();
-  return invalidArgument("unknown backend '" + name + "' (reference, cpu)");
+  if (name == "cuda") return cuda::makeCudaBackend();
+  std::string known;
+  for (const std::string& n : backendNames()) known += (known.empty() ? "" : ", ") + n;
+  return invalidArgument("unknown backend '" + name + "' (" + known + ")");
 }
 
 }  // namespace cagr

@@ -8,12 +8,13 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <random>
 
 #include "cagr/backend.h"
-#include "cagr/npz.h"
 #include "cagr/policy.h"
 #include "cagr/reference.h"
+#include "tools/bench_breakdown.h"
+#include "tools/bench_cuda.h"
+#include "tools/bench_setup.h"
 #include "tools/common.h"
 
 namespace cagr::tools {
@@ -27,6 +28,8 @@ struct BenchArgs {
   int minRuns = 10;
   bool json = false;
   bool reducedPrecision = false;
+  bool breakdown = false;
+  std::string precision = "fp32";  // --target cuda: fp32 | tf32 | bf16
 };
 
 struct Timing {
@@ -37,45 +40,6 @@ struct Timing {
   std::vector<Tensor> outputs;
   double spreadPct() const { return medianMs > 0 ? 100 * (p90Ms - p10Ms) / medianMs : 0; }
 };
-
-// Rows of the smallest table any lookup reads: synthesized ids stay below it.
-int64_t smallestTable(const Graph& g) {
-  int64_t rows = INT64_MAX;
-  for (const Node& n : g.nodes()) {
-    bool lookup = n.op == OpKind::kGather || n.op == OpKind::kEmbeddingBag || n.op == OpKind::kGatherND;
-    if (!lookup || !g.isConstant(n.inputs[0]) || g.type(n.inputs[0]).rank() != 2) continue;
-    rows = std::min(rows, g.type(n.inputs[0]).dims[0]);
-  }
-  for (const Node& n : g.nodes()) {
-    if (n.op != OpKind::kEmbeddingBags) continue;
-    for (int64_t t = 0; t < n.attrs.getInt("num_tables"); ++t) rows = std::min(rows, g.type(n.inputs[static_cast<size_t>(t)]).dims[0]);
-  }
-  return rows == INT64_MAX ? 1 : rows;
-}
-
-// Synthetic inputs at `batch`: floats in [0, 2), ids below the smallest
-// table, "*offsets*" inputs as one id per bag (data/gen.py makes real ones).
-std::vector<std::pair<std::string, Tensor>> synthesize(const Graph& g, int64_t batch) {
-  std::mt19937 rng(1);
-  int64_t bound = smallestTable(g);
-  std::vector<std::pair<std::string, Tensor>> out;
-  for (ValueId v : g.inputs()) {
-    const std::string& name = g.value(v).name;
-    std::vector<int64_t> shape;
-    for (Dim d : g.type(v).dims) shape.push_back(isSymbolic(d) ? batch * dimCoef(d) : d);
-    Tensor t(g.type(v).dtype, shape);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if (t.dtype() == DType::kF32) t.data<float>()[i] = std::uniform_real_distribution<float>(0, 2)(rng);
-      if (t.dtype() == DType::kI64) {
-        t.data<int64_t>()[i] = name.find("offset") != std::string::npos
-                                   ? i % shape.back()
-                                   : std::uniform_int_distribution<int64_t>(0, bound - 1)(rng);
-      }
-    }
-    out.emplace_back(name, std::move(t));
-  }
-  return out;
-}
 
 StatusOr<Timing> timePlan(ExecutionBackend& backend, const Graph& plan, const BenchArgs& a,
                           const std::vector<std::pair<std::string, Tensor>>& inputs) {
@@ -112,28 +76,38 @@ nlohmann::json timingJson(const Timing& t) {
           {"kernels", t.kernels}};
 }
 
+// --breakdown: both plans compiled again and timed kernel by kernel; the
+// tables are printed unless --json, the JSON is returned either way.
+StatusOr<nlohmann::json> breakdowns(ExecutionBackend& backend, const Graph& base, const Graph& best,
+                                    const std::string& policy, const BenchArgs& a,
+                                    const std::vector<std::pair<std::string, Tensor>>& inputs) {
+  nlohmann::json j;
+  for (const auto& [name, plan] : {std::pair<std::string, const Graph*>{"unoptimized", &base}, {policy, &best}}) {
+    CompileOptions opts;
+    opts.threads = a.threads;
+    CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, backend.compile(*plan, opts));
+    CAGR_ASSIGN_OR_RETURN(Breakdown b, profileKernels(*exe, *plan, inputs, std::max(a.minRuns, 5)));
+    if (!a.json) printBreakdown(b, name + " plan, batch " + std::to_string(a.batch), 12);
+    j[plan == &best ? "optimized" : "unoptimized"] = breakdownJson(b, *plan);
+  }
+  return j;
+}
+
 int runBench(const BenchArgs& a) {
-  if (a.target != "cpu") return fail(unsupported("--target " + a.target + ": cagr bench runs the cpu backend so far"));
+  if (a.target == "cuda") {  // bench_cuda.cc: graph replays timed on the GPU
+    return runCudaBench({a.model, a.hw, a.policy, a.inputs, a.output, a.precision, a.batch, std::max(a.minRuns, 200),
+                         a.json});
+  }
+  if (a.target != "cpu") return fail(unsupported("--target " + a.target + ": cagr bench runs the cpu or the cuda backend"));
   auto m = loadModel(a.model);
   if (!m.isOk()) return fail(m.status());
   auto t = resolveTarget(a.hw.empty() ? "cpu" : a.hw);
   if (!t.isOk()) return fail(t.status());
   if (t->backend != Backend::kCpu) return fail(invalidArgument("--hw " + a.hw + " is not a CPU profile"));
-  std::vector<std::pair<std::string, Tensor>> inputs;
-  if (!a.inputs.empty()) {
-    auto in = readNpz(a.inputs);
-    if (!in.isOk()) return fail(in.status());
-    inputs = std::move(*in);
-  } else {
-    inputs = synthesize(m->graph, a.batch);
-  }
-  auto policy = makePolicy(a.policy);
-  if (!policy.isOk()) return fail(policy.status());
-  EnvConfig cfg;
-  cfg.batch = a.batch;
-  if (!a.reducedPrecision) cfg.disabled.push_back(ActionKind::kSetPrecision);  // fp32 plans unless asked
-  auto opt = optimize(m->graph, *t, **policy, cfg);
-  if (!opt.isOk()) return fail(opt.status().withContext(a.model));
+  auto setup = setUpBench(m->graph, *t, a.inputs, a.batch, a.policy, a.reducedPrecision);  // fp32 plans unless asked
+  if (!setup.isOk()) return fail(setup.status().withContext(a.model));
+  const BenchInputs& inputs = setup->inputs;
+  const OptimizeResult* opt = &setup->opt;
   auto backend = makeBackend("cpu");
   if (!backend.isOk()) return fail(backend.status());
   auto base = timePlan(**backend, m->graph, a, inputs);
@@ -146,11 +120,7 @@ int runBench(const BenchArgs& a) {
   }
   int threads = a.threads > 0 ? a.threads : omp_get_max_threads();
   if (!a.output.empty()) {
-    NpzContents named;
-    for (size_t i = 0; i < best->outputs.size(); ++i) {
-      named.emplace_back(opt->plan.value(opt->plan.outputs()[i]).name, best->outputs[i]);
-    }
-    Status st = writeNpz(a.output, named);
+    Status st = writeBenchOutputs(a.output, opt->plan, best->outputs);
     if (!st.isOk()) return fail(st);
   }
   if (a.json) {
@@ -177,6 +147,11 @@ int runBench(const BenchArgs& a) {
       j["decisions"].push_back({{"kind", actionKindName(d.action.kind)}, {"label", d.label},
                                 {"gain_ms_modelled", (d.latencyBeforeS - d.latencyAfterS) * 1e3}});
     }
+    if (a.breakdown) {
+      auto bd = breakdowns(**backend, m->graph, opt->plan, a.policy, a, inputs);
+      if (!bd.isOk()) return fail(bd.status().withContext("--breakdown"));
+      j["breakdown"] = std::move(*bd);
+    }
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -189,6 +164,10 @@ int runBench(const BenchArgs& a) {
   }
   std::printf("speed-up %.2fx (measured); optimize %.3f s; %zu decisions; max |diff| vs unoptimized %.2e\n",
               base->medianMs / best->medianMs, opt->optimizeSeconds, opt->decisions.size(), maxDiff);
+  if (a.breakdown) {
+    auto bd = breakdowns(**backend, m->graph, opt->plan, a.policy, a, inputs);
+    if (!bd.isOk()) return fail(bd.status().withContext("--breakdown"));
+  }
   return 0;
 }
 
@@ -198,7 +177,9 @@ void addBench(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "time the unoptimized and the optimized plan on a backend");
   cmd->add_option("model", args->model, "model (.onnx, .mlir)")->required();
-  cmd->add_option("--target", args->target, "backend: cpu");
+  cmd->add_option("--target", args->target, "backend: cpu or cuda");
+  cmd->add_option("--precision", args->precision,
+                  "--target cuda: fp32 (default), tf32 or bf16 math (and bf16 tables) the policy may choose");
   cmd->add_option("--hw", args->hw, "CPU profile the plan is made for (default: the built-in x86-64)");
   cmd->add_option("--policy", args->policy, "policy of the optimized plan (default greedy)");
   cmd->add_option("--batch", args->batch, "batch size of synthesized inputs and of plan pricing (default 256)");
@@ -210,6 +191,8 @@ void addBench(CLI::App& app, int& exitCode) {
                 "let the policy choose bf16 / f16 / int8 tables (default: fp32 plans only)");
   cmd->add_option("--output", args->output, ".npz to write the optimized plan's outputs to");
   cmd->add_flag("--json", args->json, "print one JSON object");
+  cmd->add_flag("--breakdown", args->breakdown,
+                "also time each plan kernel by kernel and print where the time goes (measured)");
   cmd->callback([args, &exitCode] { exitCode = runBench(*args); });
 }
 

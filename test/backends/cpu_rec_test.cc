@@ -29,6 +29,21 @@ TEST(CpuRecTest, InteractionAlone) {
   }
 }
 
+// Odd dims and field counts (the 16-lane column blocks and 8-row groups of
+// the kernel end mid-block), one field with self-interaction, odd batches.
+TEST(CpuRecTest, InteractionBlockEdges) {
+  for (int64_t self : {0, 1}) {
+    for (auto [fields, dim] : {std::pair<int64_t, int64_t>{1, 16}, {2, 7}, {17, 3}, {9, 33}, {27, 16}}) {
+      if (fields == 1 && self == 0) continue;  // no pairs
+      Builder b;
+      ValueId x = b.input("x", DType::kF32, {kBatch, fields, dim});
+      b.g.addOutput(b.op(OpKind::kInteraction, {x}, "dot", attrs({{"self_interaction", self}})), "y");
+      for (int64_t batch : {15, 16, 17, 48, 67})
+        expectKernel(runBoth(b.g, {{"x", uniform({batch, fields, dim}, 7)}}), "own.interaction");
+    }
+  }
+}
+
 TEST(CpuRecTest, FmAlone) {
   for (int64_t reduce : {0, 1}) {
     for (int64_t dim : {16, 70}) {

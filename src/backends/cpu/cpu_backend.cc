@@ -10,6 +10,8 @@
 #include <map>
 
 #include "backends/cpu/step.h"
+#include "backends/plan_memory.h"
+#include "backends/cpu/step_profile.h"
 #include "cagr/backend.h"
 #include "cagr/reference.h"
 #include "ir/graph_queries.h"
@@ -33,43 +35,14 @@ class Context : public RunContext {
   int numThreads = 1;
 };
 
-// Offsets for buffers with lifetimes [birth, death] (step indices): largest
-// first, each at the lowest offset that does not collide with an already
-// placed buffer alive at the same time.
-size_t planOffsets(const std::vector<size_t>& size, const std::vector<int>& birth, const std::vector<int>& death,
-                   std::vector<size_t>& offset) {
-  std::vector<size_t> order;
-  for (size_t v = 0; v < size.size(); ++v) {
-    if (size[v] > 0) order.push_back(v);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size[a] > size[b]; });
-  std::vector<size_t> placed;
-  size_t total = 0;
-  for (size_t v : order) {
-    std::vector<std::pair<size_t, size_t>> busy;  // [begin, end) of overlapping live buffers
-    for (size_t u : placed) {
-      if (birth[u] <= death[v] && birth[v] <= death[u]) busy.emplace_back(offset[u], offset[u] + size[u]);
-    }
-    std::sort(busy.begin(), busy.end());
-    size_t at = 0;
-    for (const auto& [b, e] : busy) {
-      if (at + size[v] <= b) break;
-      at = std::max(at, e);
-    }
-    offset[v] = at;
-    total = std::max(total, at + size[v]);
-    placed.push_back(v);
-  }
-  return total;
-}
-
 class CpuExecutable : public Executable {
  public:
   // `plan` is the graph the steps were built from (they may keep references into it).
   CpuExecutable(std::shared_ptr<const Graph> plan, std::vector<std::unique_ptr<Step>> steps, std::vector<int> writer,
-                std::vector<std::vector<ValueId>> reads, std::vector<ValueId> aliasOf, int threads)
+                std::vector<std::vector<ValueId>> reads, std::vector<ValueId> aliasOf,
+                std::vector<std::vector<NodeId>> members, int threads)
       : owned_(std::move(plan)), g_(*owned_), steps_(std::move(steps)), writer_(std::move(writer)), readsOf_(std::move(reads)),
-        aliasOf_(std::move(aliasOf)), threads_(threads) {
+        aliasOf_(std::move(aliasOf)), members_(std::move(members)), threads_(threads) {
     ValueUses uses = valueUses(g_);
     lastReader_.assign(g_.numValues(), -1);
     for (size_t s = 0; s < steps_.size(); ++s) {
@@ -89,11 +62,44 @@ class CpuExecutable : public Executable {
   }
 
   StatusOr<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs) override {
-    CAGR_ASSIGN_OR_RETURN(std::vector<Tensor> given, matchGraphInputs(g_, inputs));
+    std::vector<Tensor> given;
+    Context ctx;
+    CAGR_RETURN_IF_ERROR(bind(inputs, given, ctx));
+    for (const auto& step : steps_) CAGR_RETURN_IF_ERROR(step->run(ctx).withContext(step->kernelName()));
+    std::vector<Tensor> out;
+    for (ValueId v : g_.outputs()) {
+      const Buffer& buf = ctx.buffers[static_cast<size_t>(v)];
+      Tensor t(buf.dtype, buf.shape);
+      std::copy_n(buf.data, t.byteSize(), t.rawData());
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+
+  StatusOr<std::vector<KernelTiming>> profile(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                              int repeats) override {
+    std::vector<Tensor> given;
+    Context ctx;
+    CAGR_RETURN_IF_ERROR(bind(inputs, given, ctx));
+    return timeSteps(steps_, members_, ctx, repeats);
+  }
+
+  int64_t peakMemoryBytes() const override { return lastArena_ == 0 && !ran_ ? 0 : static_cast<int64_t>(lastArena_) + weightBytes_; }
+
+  std::vector<std::string> kernelReport() const override {
+    std::vector<std::string> out;
+    for (const auto& s : steps_) out.push_back(s->kernelName());
+    return out;
+  }
+
+ private:
+  // The buffers of one run: `inputs` (kept alive in `given`), constants and
+  // the arena planned for their batch; sets the thread count.
+  Status bind(const std::vector<std::pair<std::string, Tensor>>& inputs, std::vector<Tensor>& given, Context& ctx) {
+    CAGR_ASSIGN_OR_RETURN(given, matchGraphInputs(g_, inputs));
     std::vector<std::vector<int64_t>> shapes;
     for (const Tensor& t : given) shapes.push_back(t.shape());
     CAGR_ASSIGN_OR_RETURN(SymbolBindings b, g_.bindSymbols(shapes));
-    Context ctx;
     ctx.numThreads = threads_;
     ctx.buffers.resize(g_.numValues());
     for (size_t i = 0; i < given.size(); ++i) {
@@ -107,26 +113,9 @@ class CpuExecutable : public Executable {
     }
     CAGR_RETURN_IF_ERROR(placeIntermediates(b, ctx));
     omp_set_num_threads(threads_);
-    for (const auto& step : steps_) CAGR_RETURN_IF_ERROR(step->run(ctx).withContext(step->kernelName()));
-    std::vector<Tensor> out;
-    for (ValueId v : g_.outputs()) {
-      const Buffer& buf = ctx.buffers[static_cast<size_t>(v)];
-      Tensor t(buf.dtype, buf.shape);
-      std::copy_n(buf.data, t.byteSize(), t.rawData());
-      out.push_back(std::move(t));
-    }
-    return out;
+    return Status::ok();
   }
 
-  int64_t peakMemoryBytes() const override { return lastArena_ == 0 && !ran_ ? 0 : static_cast<int64_t>(lastArena_) + weightBytes_; }
-
-  std::vector<std::string> kernelReport() const override {
-    std::vector<std::string> out;
-    for (const auto& s : steps_) out.push_back(s->kernelName());
-    return out;
-  }
-
- private:
   // Sizes, lifetimes and arena offsets of every buffer a step writes, for
   // the batch `b` binds (re-planned only when the shapes change).
   Status placeIntermediates(const SymbolBindings& b, Context& ctx) {
@@ -144,8 +133,7 @@ class CpuExecutable : public Executable {
       death[v] = std::max(writer_[v], lastReader_[v]);
     }
     if (b.values != planFor_) {
-      offsets_.assign(nv, 0);
-      size_t total = planOffsets(size, birth, death, offsets_);
+      size_t total = planOffsets(size, intervalConflict(birth, death), offsets_);
       if (total > arenaSize_) {
         arena_.reset(static_cast<std::byte*>(std::aligned_alloc(kAlign, alignUp(std::max<size_t>(total, 1)))));
         if (!arena_) return internalError("cannot allocate a " + std::to_string(total) + "-byte arena");
@@ -174,6 +162,7 @@ class CpuExecutable : public Executable {
   std::vector<int> writer_;      // value -> step that writes it (-1: none)
   std::vector<std::vector<ValueId>> readsOf_;
   std::vector<ValueId> aliasOf_;  // value -> the buffer a view output shares (kNoValue: its own)
+  std::vector<std::vector<NodeId>> members_;  // step -> the plan nodes it runs
   std::vector<int> lastReader_;  // value -> last step reading it (steps.size() for graph outputs)
   int threads_;
   int64_t weightBytes_ = 0;
@@ -183,32 +172,6 @@ class CpuExecutable : public Executable {
   std::vector<int64_t> planFor_;
   bool ran_ = false;
 };
-
-// Member outputs that leave the group: read by a node outside it or graph outputs.
-std::vector<ValueId> groupOutputs(const Graph& g, const ValueUses& uses, const std::vector<NodeId>& members) {
-  std::vector<ValueId> out;
-  for (NodeId m : members) {
-    for (ValueId v : g.node(m).outputs) {
-      bool leaves = uses.isOutput[static_cast<size_t>(v)] != 0;
-      for (NodeId c : uses.consumers[static_cast<size_t>(v)]) {
-        leaves = leaves || std::find(members.begin(), members.end(), c) == members.end();
-      }
-      if (leaves) out.push_back(v);
-    }
-  }
-  return out;
-}
-
-// A single metadata-only node (Reshape, Flatten, Squeeze, Unsqueeze,
-// Identity) with reduced-precision-free output: its bytes are its input's.
-bool isAlias(const Graph& g, const std::vector<NodeId>& members) {
-  if (members.size() != 1) return false;
-  const Node& n = g.node(members[0]);
-  bool view = n.op == OpKind::kReshape || n.op == OpKind::kFlatten || n.op == OpKind::kSqueeze ||
-              n.op == OpKind::kUnsqueeze || n.op == OpKind::kIdentity;
-  return view && !n.inputs.empty() && n.inputs[0] != kNoValue && g.value(n.outputs[0]).mir.storage == Precision::kF32 &&
-         g.type(n.inputs[0]).dtype == g.type(n.outputs[0]).dtype;
-}
 
 StatusOr<std::unique_ptr<Step>> buildStep(const StepRequest& r) {
   for (StepFactory f : {makeGemmStep, makeEmbeddingStep, makeRecStep, makeEltwiseStep, makeReferenceStep}) {
@@ -250,11 +213,10 @@ class CpuBackend : public ExecutionBackend {
     std::vector<int> writer(plan.numValues(), -1);
     std::vector<std::vector<ValueId>> reads;
     std::vector<ValueId> aliasOf(plan.numValues(), kNoValue);
+    std::vector<std::vector<NodeId>> stepMembers;
     for (const auto& members : order) {
-      if (isAlias(plan, members)) {  // a lone view: no step, its output shares its input's bytes
-        ValueId in = plan.node(members[0]).inputs[0];
-        aliasOf[static_cast<size_t>(plan.node(members[0]).outputs[0])] =
-            aliasOf[static_cast<size_t>(in)] != kNoValue ? aliasOf[static_cast<size_t>(in)] : in;
+      if (isAliasGroup(plan, members)) {  // a lone view: no step, its output shares its input's bytes
+        recordAlias(plan, members[0], aliasOf);
         continue;
       }
       CAGR_ASSIGN_OR_RETURN(GroupShape shape, classifyGroup(plan, members));
@@ -269,11 +231,12 @@ class CpuBackend : public ExecutionBackend {
       }
       reads.push_back(std::move(in));
       steps.push_back(std::move(s));
+      stepMembers.push_back(members);
     }
     int threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
     return std::unique_ptr<Executable>(
         std::make_unique<CpuExecutable>(std::move(owned), std::move(steps), std::move(writer), std::move(reads),
-                                        std::move(aliasOf), threads));
+                                        std::move(aliasOf), std::move(stepMembers), threads));
   }
 };
 

@@ -51,9 +51,9 @@ bool consecutive(const std::string& term, const std::string& letters) {
   return letters.empty() || term.find(letters) != std::string::npos;
 }
 
-Status requireF32(const Graph& g, NodeId id) {
+Status requireF32(const Graph& g, NodeId id, bool anyMath) {
   const Node& n = g.node(id);
-  if (n.mir.math != Precision::kF32) return unsupported(nodeWhere(g, id) + " runs reduced-precision math");
+  if (!anyMath && n.mir.math != Precision::kF32) return unsupported(nodeWhere(g, id) + " runs reduced-precision math");
   for (ValueId v : n.inputs) {
     if (v != kNoValue && g.type(v).dtype != DType::kF32) return unsupported(nodeWhere(g, id) + " has non-f32 operands");
   }
@@ -159,9 +159,9 @@ bool GemmAnchor::sharedB() const {
   }
 }
 
-StatusOr<GemmAnchor> analyzeAnchor(const Graph& g, NodeId id) {
+StatusOr<GemmAnchor> analyzeAnchor(const Graph& g, NodeId id, bool anyMath) {
   const Node& n = g.node(id);
-  CAGR_RETURN_IF_ERROR(requireF32(g, id));
+  CAGR_RETURN_IF_ERROR(requireF32(g, id, anyMath));
   GemmAnchor a;
   a.node = id;
   a.op = n.op;

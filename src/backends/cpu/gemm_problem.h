@@ -35,7 +35,8 @@ struct GemmAnchor {
 
 /// The anchor of a kGemm group, or kUnsupported naming why it is not one
 /// this backend runs (non-f32 math or types, an Einsum that is no plain
-/// contraction).
-StatusOr<GemmAnchor> analyzeAnchor(const Graph& g, NodeId id);
+/// contraction). `anyMath`: accept tf32/bf16/f16 math too (the CUDA
+/// backend's library GEMMs run those modes on f32 operands).
+StatusOr<GemmAnchor> analyzeAnchor(const Graph& g, NodeId id, bool anyMath = false);
 
 }  // namespace cagr::cpu

@@ -16,6 +16,17 @@
 //    parameter's concrete shape at run time (batch, multi-hot id count, ...).
 //  * The runtime calls `launch(extents)` with the same extent values to get
 //    the grid, block and dynamic shared memory.
+//  * Other dtypes are stored as their C types (i32 int, bool one byte, ...).
+//    Int8-rowwise codes are unsigned bytes q in [0, 255] with value
+//    q * scale + bias (runtime/reference/precision.cc). Buffers start on
+//    16-byte boundaries (kernels load rows as float4); a kernel's reads and
+//    writes never alias one another. Constants are dense row-major whatever
+//    their layout decision.
+//  * Kernels whose code comes out identical (e.g. one lookup per table of
+//    the same width) share one entry: launch `entry` with each kernel's own
+//    params, extents and launch().
+//  * A kConcatInPlace group is generated as a plain concat copy: the
+//    contract has no strided view of the concat buffer for the producers.
 #pragma once
 
 #include <cstddef>
@@ -46,7 +57,7 @@ struct ExtentRef {
 };
 
 struct GeneratedKernel {
-  std::string entry;             // unique within its module
+  std::string entry;             // module function to launch (identical kernels share one)
   std::vector<ValueId> params;   // device buffers in parameter order: reads, then writes
   int numOutputs = 0;            // the last numOutputs params are written
   std::vector<ExtentRef> extents;  // then one `long long` per entry

@@ -1,0 +1,339 @@
+// One CIN layer (Pattern::kCin, kernel nvrtc.cin) as a GEMM whose B operand
+// is never materialised: out[b,o,d] = bias[o] + sum_k W[o,k] * Z[k,(b,d)]
+// with Z[h*M+m, (b,d)] = xk[b,h,d] * x0[b,m,d] built tile by tile in shared
+// memory (N = B*D columns, M = O rows, K = H*M). One block tile spans all
+// of O where it fits (O <= 256), so each Z tile is built once. f32 math:
+// FFMA with 8x8 register tiles. tf32 / bf16 / f16 math: tensor cores via
+// nvcuda::wmma, operands rounded exactly as the reference executor rounds
+// them (xk, x0 and W to the math precision; the exact product then rounds
+// once more to enter the MMA), f32 accumulation.
+#include <algorithm>
+
+#include "backends/cuda/codegen_kernel.h"
+
+namespace cagr::cuda::gen {
+namespace {
+
+// Helpers both CIN kernels use (emitted once per module).
+const char* const kCinCommon = R"CUDA(
+#ifndef CAGR_CIN_COMMON
+#define CAGR_CIN_COMMON
+// The block's x0 columns n0 + j (j < BN) as x0s[m * BN + j], rounded by `round`.
+template <int M, int D, int BN, typename R>
+__device__ __forceinline__ void cagr_cin_x0(float* x0s, const float* __restrict__ x0, long long n0, long long NTOT,
+                                            int threads, R round) {
+  for (int e = threadIdx.x; e < M * BN; e += threads) {
+    const int m = e / BN, j = e % BN;
+    const long long n = n0 + j, b = n / D;
+    x0s[e] = n < NTOT ? round(__ldg(x0 + (b * M + m) * D + (n - b * D))) : 0.f;
+  }
+  __syncthreads();
+}
+// out[b, o, d] = v + bias[o] for column n = b * D + d, inside the bounds.
+template <int O, int D, bool BIAS>
+__device__ __forceinline__ void cagr_cin_put(float* __restrict__ out, const float* __restrict__ bias, int o, long long n,
+                                             long long NTOT, float v) {
+  if (o >= O || n >= NTOT) return;
+  const long long b = n / D;
+  out[(b * O + o) * D + (n - b * D)] = v + (BIAS ? __ldg(bias + o) : 0.f);
+}
+#endif
+)CUDA";
+
+const char* const kFfma = R"CUDA(
+// CIN layer with FFMA. Thread tile 8x8: rows ty*4.. and BM/2+ty*4.., columns
+// tx*4.. and BN/2+tx*4.., so shared-memory reads are conflict-free float4s.
+// BK = 16. The next W tile is fetched into registers while the current one
+// is multiplied; the block's x0 columns sit in shared memory; each Z-tile
+// thread owns one column (b, d) of the tile.
+template <int O, int K, int BM, int BK, int THREADS, int NA>
+__device__ __forceinline__ void cagr_cin_fetch_w(float4 (&pa)[NA], const float* __restrict__ w, int o0, int k0) {
+#pragma unroll
+  for (int r = 0; r < NA; ++r) {
+    const int e = threadIdx.x + r * THREADS, i = e / (BK / 4), k = k0 + (e % (BK / 4)) * 4, o = o0 + i;
+    pa[r] = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (e >= BM * BK / 4 || o >= O) continue;
+    const float* src = w + (long long)o * K + k;
+    if constexpr (K % 4 == 0) {
+      if (k < K) pa[r] = __ldg(reinterpret_cast<const float4*>(src));
+    } else {
+      pa[r].x = k < K ? __ldg(src) : 0.f;
+      pa[r].y = k + 1 < K ? __ldg(src + 1) : 0.f;
+      pa[r].z = k + 2 < K ? __ldg(src + 2) : 0.f;
+      pa[r].w = k + 3 < K ? __ldg(src + 3) : 0.f;
+    }
+  }
+}
+
+template <int O, int H, int M, int D, int MT, int NT, bool BIAS>
+__device__ __forceinline__ void cagr_cin_ffma(const float* __restrict__ xk, const float* __restrict__ x0,
+                                              const float* __restrict__ w, const float* __restrict__ bias,
+                                              float* __restrict__ out, long long B) {
+  constexpr int K = H * M, BM = 8 * MT, BN = 8 * NT, BK = 16, THREADS = MT * NT;
+  constexpr int NA = (BM * BK / 4 + THREADS - 1) / THREADS;  // float4s of W per thread and step
+  constexpr int ZR = THREADS / BN;                            // Z-tile threads per column
+  constexpr bool X0S = M * BN * 4 <= 16384;
+  __shared__ __align__(16) float As[BK][BM];
+  __shared__ __align__(16) float Bs[BK][BN];
+  __shared__ float x0s[X0S ? M * BN : 1];
+  const int tid = threadIdx.x, tx = tid % NT, ty = tid / NT;
+  const long long NTOT = B * D, n0 = (long long)blockIdx.x * BN;
+  const int o0 = blockIdx.y * BM;
+  const int zj = tid % BN, zk = tid / BN;  // this thread's Z column
+  const long long zn = n0 + zj, zb = zn / D;
+  const int zd = (int)(zn - zb * D);
+  const bool zok = zk < ZR && zn < NTOT;
+  const float* xkp = xk + zb * H * D + zd;
+  if constexpr (X0S) cagr_cin_x0<M, D, BN>(x0s, x0, n0, NTOT, THREADS, [](float v) { return v; });
+  float4 pa[NA];
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+  cagr_cin_fetch_w<O, K, BM, BK, THREADS>(pa, w, o0, 0);
+  for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+    for (int r = 0; r < NA; ++r) {
+      const int e = tid + r * THREADS, i = e / (BK / 4), kk = (e % (BK / 4)) * 4;
+      if (e >= BM * BK / 4) continue;
+      As[kk][i] = pa[r].x;
+      As[kk + 1][i] = pa[r].y;
+      As[kk + 2][i] = pa[r].z;
+      As[kk + 3][i] = pa[r].w;
+    }
+    if constexpr (ZR > 0) {
+      for (int kk = zk; zk < ZR && kk < BK; kk += ZR) {
+        const int k = k0 + kk, h = k / M, m = k - h * M;
+        float z = 0.f;
+        if (zok && k < K) z = __ldg(xkp + h * D) * (X0S ? x0s[m * BN + zj] : __ldg(x0 + (zb * M + m) * D + zd));
+        Bs[kk][zj] = z;
+      }
+    } else {  // fewer threads than columns (small O): element by element
+      for (int e = tid; e < BK * BN; e += THREADS) {
+        const int kk = e / BN, j = e % BN, k = k0 + kk, h = k / M, m = k - h * M;
+        const long long n = n0 + j, b = n / D;
+        float z = 0.f;
+        if (k < K && n < NTOT) {
+          z = __ldg(xk + (b * H + h) * D + (n - b * D)) * (X0S ? x0s[m * BN + j] : __ldg(x0 + (b * M + m) * D + (n - b * D)));
+        }
+        Bs[kk][j] = z;
+      }
+    }
+    __syncthreads();
+    if (k0 + BK < K) cagr_cin_fetch_w<O, K, BM, BK, THREADS>(pa, w, o0, k0 + BK);
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      float a[8], c[8];
+      const float4 a0 = *reinterpret_cast<const float4*>(&As[kk][ty * 4]);
+      const float4 a1 = *reinterpret_cast<const float4*>(&As[kk][BM / 2 + ty * 4]);
+      const float4 b0 = *reinterpret_cast<const float4*>(&Bs[kk][tx * 4]);
+      const float4 b1 = *reinterpret_cast<const float4*>(&Bs[kk][BN / 2 + tx * 4]);
+      a[0] = a0.x; a[1] = a0.y; a[2] = a0.z; a[3] = a0.w; a[4] = a1.x; a[5] = a1.y; a[6] = a1.z; a[7] = a1.w;
+      c[0] = b0.x; c[1] = b0.y; c[2] = b0.z; c[3] = b0.w; c[4] = b1.x; c[5] = b1.y; c[6] = b1.z; c[7] = b1.w;
+      cagr_fma_tile(acc, a, c);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int o = o0 + (i < 4 ? ty * 4 + i : BM / 2 + ty * 4 + i - 4);
+      cagr_cin_put<O, D, BIAS>(out, bias, o, n0 + (j < 4 ? tx * 4 + j : BN / 2 + tx * 4 + j - 4), NTOT, acc[i][j]);
+    }
+}
+)CUDA";
+
+const char* const kMma = R"CUDA(
+#include <mma.h>
+// Tensor-core CIN: 4 warps (2 along O x 2 along N), each FM x 2 fragments of
+// 16x16; BN = 64. Traits: r() rounds an operand to the math precision as
+// the reference does, e() converts a float to the MMA element (rounding
+// once), e4() stores four of them.
+template <int P> struct cagr_mma;
+template <> struct cagr_mma<1> {
+  using E = float;
+  using F = nvcuda::wmma::precision::tf32;
+  static constexpr int KF = 8, BK = 16, PAD = 4;
+  static __device__ __forceinline__ float r(float x) { return cagr_tf32(x); }
+  static __device__ __forceinline__ E e(float x) { return cagr_tf32(x); }
+  static __device__ __forceinline__ void e4(E* d, float4 v) {
+    *reinterpret_cast<float4*>(d) = make_float4(cagr_tf32(v.x), cagr_tf32(v.y), cagr_tf32(v.z), cagr_tf32(v.w));
+  }
+};
+__device__ __forceinline__ __nv_bfloat16 cagr_cvt(float x, __nv_bfloat16) { return __float2bfloat16_rn(x); }
+__device__ __forceinline__ __half cagr_cvt(float x, __half) { return __float2half_rn(x); }
+template <typename H> struct cagr_mma16 {
+  using E = H;
+  using F = H;
+  static constexpr int KF = 16, BK = 32, PAD = 8;
+  static __device__ __forceinline__ E e(float x) { return cagr_cvt(x, H()); }
+  static __device__ __forceinline__ float r(float x) {
+    const E t = e(x);
+    return cagr_ld(&t, 0);
+  }
+  static __device__ __forceinline__ void e4(E* d, float4 v) {
+    d[0] = e(v.x);
+    d[1] = e(v.y);
+    d[2] = e(v.z);
+    d[3] = e(v.w);
+  }
+};
+template <> struct cagr_mma<2> : cagr_mma16<__nv_bfloat16> {};
+template <> struct cagr_mma<3> : cagr_mma16<__half> {};
+
+template <int O, int H, int M, int D, int P, int FM, bool BIAS>
+__device__ __forceinline__ void cagr_cin_mma(const float* __restrict__ xk, const float* __restrict__ x0,
+                                             const float* __restrict__ w, const float* __restrict__ bias,
+                                             float* __restrict__ out, long long B) {
+  using namespace nvcuda;
+  using T = cagr_mma<P>;
+  using E = typename T::E;
+  constexpr int K = H * M, BM = 32 * FM, BN = 64, BK = T::BK, KF = T::KF;
+  constexpr int LDA = BK + T::PAD, LDB = BN + T::PAD;
+  constexpr bool X0S = M <= 48;  // the block's x0 columns, rounded once, stay in shared memory
+  __shared__ __align__(32) E As[BM * LDA];
+  __shared__ __align__(32) E Bs[BK * LDB];
+  __shared__ __align__(32) float Cs[4][256];
+  __shared__ float x0s[X0S ? M * BN : 1];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, wm = warp / 2, wn = warp % 2;
+  const long long NTOT = B * D, n0 = (long long)blockIdx.x * BN;
+  const int o0 = blockIdx.y * BM;
+  // This thread's Z column (b, d) and its half of the tile's rows.
+  const int zj = tid % BN, zk = tid / BN;
+  const long long zn = n0 + zj, zb = zn / D;
+  const int zd = (int)(zn - zb * D);
+  const bool zok = zn < NTOT;
+  const float* xkp = xk + zb * H * D + zd;
+  if constexpr (X0S) cagr_cin_x0<M, D, BN>(x0s, x0, n0, NTOT, 128, [](float v) { return T::r(v); });
+  wmma::fragment<wmma::accumulator, 16, 16, KF, float> acc[FM][2];
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.f);
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    if constexpr (K % 4 == 0) {
+      for (int e = tid; e < BM * (BK / 4); e += 128) {
+        const int i = e / (BK / 4), kk = (e % (BK / 4)) * 4, o = o0 + i, k = k0 + kk;
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (o < O && k < K) v = __ldg(reinterpret_cast<const float4*>(w + (long long)o * K + k));
+        T::e4(As + i * LDA + kk, v);
+      }
+    } else {
+      for (int e = tid; e < BM * BK; e += 128) {
+        const int i = e / BK, kk = e % BK, o = o0 + i, k = k0 + kk;
+        As[i * LDA + kk] = T::e((o < O && k < K) ? __ldg(w + (long long)o * K + k) : 0.f);
+      }
+    }
+    for (int kk = zk; kk < BK; kk += 2) {  // two threads per Z column
+      const int k = k0 + kk, h = k / M, m = k - h * M;
+      float z = 0.f;
+      if (zok && k < K) {
+        const float a0 = X0S ? x0s[m * BN + zj] : T::r(__ldg(x0 + (zb * M + m) * D + zd));
+        z = T::r(__ldg(xkp + h * D)) * a0;
+      }
+      Bs[kk * LDB + zj] = T::e(z);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int ks = 0; ks < BK; ks += KF) {
+      wmma::fragment<wmma::matrix_b, 16, 16, KF, typename T::F, wmma::row_major> fb[2];
+#pragma unroll
+      for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(fb[j], Bs + ks * LDB + wn * 32 + j * 16, LDB);
+#pragma unroll
+      for (int i = 0; i < FM; ++i) {
+        wmma::fragment<wmma::matrix_a, 16, 16, KF, typename T::F, wmma::row_major> fa;
+        wmma::load_matrix_sync(fa, As + (wm * FM * 16 + i * 16) * LDA + ks, LDA);
+#pragma unroll
+        for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa, fb[j], acc[i][j]);
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < FM; ++i) {
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      wmma::store_matrix_sync(Cs[warp], acc[i][j], 16, wmma::mem_row_major);
+      __syncwarp();
+#pragma unroll 1
+      for (int e = lane; e < 256; e += 32) {
+        cagr_cin_put<O, D, BIAS>(out, bias, o0 + wm * FM * 16 + i * 16 + e / 16, n0 + wn * 32 + j * 16 + e % 16, NTOT,
+                                 Cs[warp][e]);
+      }
+      __syncwarp();
+    }
+  }
+}
+)CUDA";
+
+int mathCode(Precision p) {
+  switch (p) {
+    case Precision::kTF32:
+      return 1;
+    case Precision::kBF16:
+      return 2;
+    case Precision::kF16:
+      return 3;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src) {
+  const Graph& g = r.g;
+  NodeId id = r.shape.anchor >= 0 ? r.shape.anchor : r.members.front();
+  const Node& n = g.node(id);
+  if (n.op != OpKind::kCIN || r.members.size() != 1) return unsupportedAt(g, id, "a CIN kernel runs one CIN node");
+  const auto& xk = g.type(n.inputs[0]).dims;
+  const auto& x0 = g.type(n.inputs[1]).dims;
+  const auto& w = g.type(n.inputs[2]).dims;
+  bool bias = n.inputs.size() > 3 && n.inputs[3] != kNoValue;
+  for (ValueId v : n.inputs) {
+    if (v != kNoValue && (g.type(v).dtype != DType::kF32 || g.value(v).mir.storage != Precision::kF32)) {
+      return unsupportedAt(g, id, "operand '" + g.value(v).name + "' is not stored as f32");
+    }
+  }
+  bool fixed = xk.size() == 3 && x0.size() == 3 && w.size() == 2 && !isSymbolic(xk[1]) && !isSymbolic(xk[2]) &&
+               !isSymbolic(x0[1]) && !isSymbolic(w[0]) && xk[0] == x0[0] && xk[2] == x0[2] && w[1] == xk[1] * x0[1];
+  if (!fixed) return unsupportedAt(g, id, "operands are not [B,H,D], [B,M,D], [O,H*M] with static H, M, D, O");
+  int64_t O = w[0], H = xk[1], M = x0[1], D = xk[2];
+  int P = mathCode(n.mir.math);
+  KernelBuilder k(r, "cin", src);
+  std::string args = k.in(n.inputs[0]) + ", " + k.in(n.inputs[1]) + ", " + k.in(n.inputs[2]) + ", " +
+                     (bias ? k.in(n.inputs[3]) : std::string("nullptr")) + ", " + k.out(n.outputs[0]) + ", " +
+                     k.dim(xk[0]);
+  std::string shape =
+      std::to_string(O) + ", " + std::to_string(H) + ", " + std::to_string(M) + ", " + std::to_string(D);
+  std::string b = bias ? "true" : "false";
+  LaunchRule rule;
+  rule.work = {xk[0], D};
+  rule.maxBlocks = int64_t{1} << 30;
+  std::string name = "nvrtc.cin[" + std::to_string(O) + "x" + std::to_string(H) + "x" + std::to_string(M) + ", " +
+                     precisionName(n.mir.math);
+  if (P == 0) {
+    int64_t mt = (O + 7) / 8 <= 32 ? (O + 7) / 8 : 16;
+    int64_t nt = std::clamp<int64_t>(256 / mt, 1, 32);
+    k.body = "  cagr_cin_ffma<" + shape + ", " + std::to_string(mt) + ", " + std::to_string(nt) + ", " + b + ">(" +
+             args + ");\n";
+    rule.threads = static_cast<unsigned>(mt * nt);
+    rule.perBlock = 8 * nt;
+    rule.gridY = static_cast<unsigned>((O + 8 * mt - 1) / (8 * mt));
+    // Two blocks per SM, so one block's tile loads overlap the other's FFMAs
+    // (ptxas then keeps the 8x8 tile in <= 128 registers, ~100 bytes spilled).
+    rule.minBlocksPerSm = 2;
+    return k.finish(src, rule, name + ", ffma]", std::string(kCinCommon) + kFfma, "CAGR_CIN_FFMA");
+  }
+  int64_t fm = (O + 31) / 32 <= 8 ? (O + 31) / 32 : 4;
+  k.body = "  cagr_cin_mma<" + shape + ", " + std::to_string(P) + ", " + std::to_string(fm) + ", " + b + ">(" + args +
+           ");\n";
+  rule.threads = 128;
+  rule.perBlock = 64;
+  rule.gridY = static_cast<unsigned>((O + 32 * fm - 1) / (32 * fm));
+  return k.finish(src, rule, name + ", wmma]", std::string(kCinCommon) + kMma, "CAGR_CIN_MMA");
+}
+
+}  // namespace cagr::cuda::gen

@@ -1,0 +1,95 @@
+// The CUDA backend's arena plan for one batch size (see cuda_program.h):
+// buffer shapes from the symbol bindings, and offsets where two buffers
+// share bytes only if every access of one happens before the other's write
+// in the step order the CUDA graph enforces (its stream order and event
+// waits), so reuse stays safe when steps on different streams overlap.
+#include <algorithm>
+
+#include "backends/cuda/cuda_program.h"
+#include "backends/plan_memory.h"
+#include "ir/graph_queries.h"
+
+namespace cagr::cuda {
+namespace {
+
+size_t alignUp(size_t n) {
+  return (n + kDeviceAlign - 1) / kDeviceAlign * kDeviceAlign;
+}
+
+// Accesses of each buffer by step index; -1 is the upload of the inputs
+// before the graph, `steps` the download of the outputs after it.
+struct Accesses {
+  std::vector<int> writer;              // value -> writing step (-1: a graph input)
+  std::vector<std::vector<int>> users;  // value -> every step touching its bytes
+};
+
+Accesses accessesOf(const Graph& g, const Program& p) {
+  const int steps = static_cast<int>(p.steps.size());
+  Accesses a;
+  a.writer.assign(g.numValues(), -1);
+  a.users.assign(g.numValues(), {});
+  for (ValueId v : g.inputs()) a.users[static_cast<size_t>(v)].push_back(-1);
+  for (int s = 0; s < steps; ++s) {
+    for (ValueId v : p.steps[static_cast<size_t>(s)].writes) {
+      a.writer[static_cast<size_t>(v)] = s;
+      a.users[static_cast<size_t>(v)].push_back(s);
+    }
+    for (ValueId v : p.steps[static_cast<size_t>(s)].reads) a.users[static_cast<size_t>(p.root(v))].push_back(s);
+  }
+  for (ValueId v : g.outputs()) a.users[static_cast<size_t>(p.root(v))].push_back(steps);
+  return a;
+}
+
+// Step x happens before step y (-1: before everything; steps: after everything).
+bool happensBefore(const Program& p, int x, int y) {
+  const int steps = static_cast<int>(p.steps.size());
+  if (x == y || y == -1 || x == steps) return false;
+  if (x == -1 || y == steps) return true;
+  return p.after[static_cast<size_t>(y)][static_cast<size_t>(x)] != 0;
+}
+
+}  // namespace
+
+size_t deviceElementBytes(const Graph& g, ValueId v) {
+  DType t = g.type(v).dtype;
+  return t == DType::kF32 ? 4 : t == DType::kI64 ? 8 : dtypeSize(t);
+}
+
+StatusOr<ArenaPlan> planArena(const Graph& g, const Program& p, const SymbolBindings& b) {
+  const size_t nv = g.numValues();
+  ArenaPlan a;
+  a.shape.assign(nv, {});
+  a.inArena.assign(nv, 0);
+  a.bytes.assign(nv, 0);
+  Accesses acc = accessesOf(g, p);
+  std::vector<size_t> size(nv, 0);
+  for (size_t v = 0; v < nv; ++v) {
+    auto id = static_cast<ValueId>(v);
+    if (const Tensor* c = g.constant(id)) {
+      a.shape[v] = c->shape();
+      continue;
+    }
+    bool own = acc.writer[v] >= 0 || std::find(g.inputs().begin(), g.inputs().end(), id) != g.inputs().end();
+    if (!own && p.aliasOf[v] == kNoValue) continue;  // inside a fused kernel: no bytes
+    CAGR_ASSIGN_OR_RETURN(a.shape[v], b.resolve(g.type(id).dims));
+    if (!own) continue;
+    int64_t numel = 1;
+    for (int64_t d : a.shape[v]) numel *= d;
+    a.inArena[v] = 1;
+    a.bytes[v] = static_cast<size_t>(numel) * deviceElementBytes(g, id);
+    size[v] = alignUp(std::max<size_t>(a.bytes[v], 1));
+  }
+  // u precedes v when every access of u happens before v is written. A
+  // graph input never does: it is uploaded once and read again by every
+  // replay of the captured graph (and by the warm-up run before it).
+  auto precedes = [&](size_t u, size_t v) {
+    if (acc.writer[u] == -1) return false;
+    return std::all_of(acc.users[u].begin(), acc.users[u].end(),
+                       [&](int x) { return happensBefore(p, x, acc.writer[v]); });
+  };
+  a.size = planOffsets(
+      size, [&](size_t u, size_t v) { return !precedes(u, v) && !precedes(v, u); }, a.offset);
+  return a;
+}
+
+}  // namespace cagr::cuda

@@ -1,0 +1,177 @@
+// Library GEMM steps on the GPU (see cuda_blas.h).
+#include "backends/cuda/cuda_blas.h"
+
+#include <climits>
+
+#include "backends/cuda/cuda_device.h"
+
+namespace cagr::cuda {
+namespace {
+
+Status checkBlas(cublasStatus_t s, const std::string& what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return Status::ok();
+  return internalError(what + ": " + cublasGetStatusName(s) + ": " + cublasGetStatusString(s));
+}
+
+cublasLtEpilogue_t epilogueOf(const LibraryGemm& p) {
+  const bool bias = p.bias != kNoValue;
+  switch (p.act) {
+    case Activation::kRelu:
+      return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case Activation::kGelu:
+      return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    case Activation::kNone:
+      break;
+  }
+  return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+template <typename T>
+Status setDesc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const T& v, const std::string& where) {
+  return checkBlas(cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof(v)), where + ": cublasLtMatmulDescSetAttribute");
+}
+
+// A column-major rows x cols float matrix with leading dimension ld, batched.
+Status makeLayout(cublasLtMatrixLayout_t* l, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride,
+                  const std::string& where) {
+  CAGR_RETURN_IF_ERROR(
+      checkBlas(cublasLtMatrixLayoutCreate(l, CUDA_R_32F, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld),
+                where + ": cublasLtMatrixLayoutCreate"));
+  if (batch <= 1) return Status::ok();
+  auto count = static_cast<int32_t>(batch);
+  CAGR_RETURN_IF_ERROR(checkBlas(
+      cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)), where));
+  return checkBlas(
+      cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)),
+      where);
+}
+
+// What the heuristic's answer depends on.
+std::string algoKey(const LibraryGemm& p, const ColumnMajorGemm& c, size_t workspace) {
+  std::string k;
+  for (int64_t x : {c.m, c.n, c.k, int64_t{c.transA}, int64_t{c.transB}, c.lda, c.ldb, c.ldd, c.batch, c.strideA,
+                    c.strideB, c.strideD, int64_t{static_cast<int>(p.math)}, int64_t{epilogueOf(p)},
+                    int64_t{p.addend != kNoValue}, static_cast<int64_t>(workspace)}) {
+    k += std::to_string(x) + ",";
+  }
+  return k;
+}
+
+}  // namespace
+
+cublasComputeType_t computeType(Precision math) {
+  switch (math) {
+    case Precision::kTF32:
+      return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case Precision::kBF16:
+      return CUBLAS_COMPUTE_32F_FAST_16BF;
+    case Precision::kF16:
+      return CUBLAS_COMPUTE_32F_FAST_16F;
+    default:
+      return CUBLAS_COMPUTE_32F;
+  }
+}
+
+StatusOr<std::unique_ptr<BlasContext>> BlasContext::create() {
+  std::unique_ptr<BlasContext> c(new BlasContext());
+  CAGR_RETURN_IF_ERROR(checkBlas(cublasLtCreate(&c->lt_), "cublasLtCreate"));
+  CAGR_RETURN_IF_ERROR(checkBlas(cublasCreate(&c->blas_), "cublasCreate"));
+  return c;
+}
+
+BlasContext::~BlasContext() {
+  if (blas_ != nullptr) cublasDestroy(blas_);
+  if (lt_ != nullptr) cublasLtDestroy(lt_);
+}
+
+PreparedGemm::~PreparedGemm() {
+  for (cublasLtMatrixLayout_t l : {layoutA_, layoutB_, layoutC_, layoutD_}) {
+    if (l != nullptr) cublasLtMatrixLayoutDestroy(l);
+  }
+  if (desc_ != nullptr) cublasLtMatmulDescDestroy(desc_);
+}
+
+StatusOr<std::unique_ptr<PreparedGemm>> PreparedGemm::create(BlasContext& ctx, const LibraryGemm& p,
+                                                             const ColumnMajorGemm& c, const GemmBuffers& buf,
+                                                             size_t workspaceBytes, const std::string& where) {
+  std::unique_ptr<PreparedGemm> g(new PreparedGemm());
+  g->ctx_ = &ctx;
+  g->library_ = p.library;
+  g->call_ = c;
+  g->compute_ = computeType(p.math);
+  g->alpha_ = p.alpha;
+  g->beta_ = p.addend != kNoValue ? p.beta : 0.0f;
+  g->a_ = buf.b;  // column-major: the call's A is the product's B
+  g->b_ = buf.a;
+  g->d_ = buf.out;
+  g->c_ = p.addend != kNoValue ? buf.addend : buf.out;
+  g->workspaceBytes_ = workspaceBytes;
+  g->where_ = where;
+  if (p.library == GemmLibrary::kCublas) {
+    for (int64_t x : {c.m, c.n, c.k, c.lda, c.ldb, c.ldd, c.batch}) {
+      if (x > INT_MAX) return unsupported(where + ": a dimension beyond cuBLAS's 32-bit range");
+    }
+    return g;
+  }
+  CAGR_RETURN_IF_ERROR(g->prepareLt(ctx, p, c));
+  if (p.bias != kNoValue) CAGR_RETURN_IF_ERROR(setDesc(g->desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, buf.bias, where));
+  return g;
+}
+
+Status PreparedGemm::prepareLt(BlasContext& ctx, const LibraryGemm& p, const ColumnMajorGemm& c) {
+  const std::string& w = where_;
+  CAGR_RETURN_IF_ERROR(
+      checkBlas(cublasLtMatmulDescCreate(&desc_, compute_, CUDA_R_32F), w + ": cublasLtMatmulDescCreate"));
+  const cublasOperation_t ta = c.transA ? CUBLAS_OP_T : CUBLAS_OP_N, tb = c.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_TRANSA, ta, w));
+  CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_TRANSB, tb, w));
+  CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogueOf(p), w));
+  CAGR_RETURN_IF_ERROR(makeLayout(&layoutA_, c.transA ? c.k : c.m, c.transA ? c.m : c.k, c.lda, c.batch, c.strideA, w));
+  CAGR_RETURN_IF_ERROR(makeLayout(&layoutB_, c.transB ? c.n : c.k, c.transB ? c.k : c.n, c.ldb, c.batch, c.strideB, w));
+  CAGR_RETURN_IF_ERROR(makeLayout(&layoutC_, c.m, c.n, c.ldd, c.batch, c.strideD, w));
+  CAGR_RETURN_IF_ERROR(makeLayout(&layoutD_, c.m, c.n, c.ldd, c.batch, c.strideD, w));
+  std::string key = algoKey(p, c, workspaceBytes_);
+  auto cached = ctx.algos().find(key);
+  if (cached != ctx.algos().end()) {
+    algo_ = cached->second;
+    return Status::ok();
+  }
+  cublasLtMatmulPreference_t pref = nullptr;
+  CAGR_RETURN_IF_ERROR(checkBlas(cublasLtMatmulPreferenceCreate(&pref), w + ": cublasLtMatmulPreferenceCreate"));
+  uint64_t ws = workspaceBytes_;
+  cublasStatus_t st =
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    st = cublasLtMatmulAlgoGetHeuristic(ctx.lt(), desc_, layoutA_, layoutB_, layoutC_, layoutD_, pref, 1, &result,
+                                        &found);
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  CAGR_RETURN_IF_ERROR(checkBlas(st, w + ": cublasLtMatmulAlgoGetHeuristic"));
+  if (found == 0) return unsupported(w + ": cuBLASLt has no algorithm for this call");
+  algo_ = result.algo;
+  ctx.algos().emplace(key, algo_);
+  return Status::ok();
+}
+
+Status PreparedGemm::enqueue(cudaStream_t stream, void* workspace) const {
+  const ColumnMajorGemm& c = call_;
+  if (c.m == 0 || c.n == 0 || c.batch == 0) return Status::ok();
+  if (library_ == GemmLibrary::kCublasLt) {
+    return checkBlas(cublasLtMatmul(ctx_->lt(), desc_, &alpha_, a_, layoutA_, b_, layoutB_, &beta_, c_, layoutC_, d_,
+                                    layoutD_, &algo_, workspace, workspaceBytes_, stream),
+                     where_ + ": cublasLtMatmul");
+  }
+  cublasHandle_t h = ctx_->blas();
+  CAGR_RETURN_IF_ERROR(checkBlas(cublasSetStream(h, stream), where_ + ": cublasSetStream"));
+  CAGR_RETURN_IF_ERROR(checkBlas(cublasSetWorkspace(h, workspace, workspaceBytes_), where_ + ": cublasSetWorkspace"));
+  const auto i = [](int64_t x) { return static_cast<int>(x); };
+  return checkBlas(cublasGemmStridedBatchedEx(
+                       h, c.transA ? CUBLAS_OP_T : CUBLAS_OP_N, c.transB ? CUBLAS_OP_T : CUBLAS_OP_N, i(c.m), i(c.n),
+                       i(c.k), &alpha_, a_, CUDA_R_32F, i(c.lda), c.strideA, b_, CUDA_R_32F, i(c.ldb), c.strideB,
+                       &beta_, d_, CUDA_R_32F, i(c.ldd), c.strideD, i(c.batch), compute_, CUBLAS_GEMM_DEFAULT),
+                   where_ + ": cublasGemmStridedBatchedEx");
+}
+
+}  // namespace cagr::cuda

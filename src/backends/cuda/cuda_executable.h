@@ -1,0 +1,96 @@
+// A plan compiled for the GPU: weights uploaded once in the formats its
+// steps read, the NVRTC module loaded (cudaLibraryLoadData), and per batch
+// size one device arena plus the whole plan captured into one CUDA graph
+// on its first run there (steps on their streams, events for cross-stream
+// dependencies) and replayed after. Inputs go up and outputs come back
+// through pinned staging buffers around the replay.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/codegen.h"
+#include "backends/cuda/cuda_blas.h"
+#include "backends/cuda/cuda_device.h"
+#include "backends/cuda/cuda_program.h"
+#include "backends/cuda/cuda_timing.h"
+#include "cagr/backend.h"
+
+namespace cagr::cuda {
+
+class CudaExecutable final : public Executable, public DeviceTimed {
+ public:
+  /// Uploads the weights, loads `module` (may be null when the program has
+  /// no generated kernels) and creates the streams and library handles.
+  static StatusOr<std::unique_ptr<CudaExecutable>> create(std::shared_ptr<const Graph> plan, Program program,
+                                                          const CompiledModule* module, CompileStats stats);
+  ~CudaExecutable() override;
+
+  StatusOr<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs) override;
+  int64_t peakMemoryBytes() const override;
+  std::vector<std::string> kernelReport() const override;
+  /// Each step timed with events on its stream, the steps issued one by
+  /// one (no graph): where the time of a replay goes.
+  StatusOr<std::vector<KernelTiming>> profile(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                              int repeats) override;
+
+  StatusOr<ReplayTiming> timeReplays(const std::vector<std::pair<std::string, Tensor>>& inputs, int replays,
+                                     int transfers) override;
+  const CompileStats& compileStats() const override { return stats_; }
+
+ private:
+  struct Batch;
+  using StepEvents = std::vector<std::pair<EventPtr, EventPtr>>;
+
+  CudaExecutable(std::shared_ptr<const Graph> plan, Program program, CompileStats stats);
+  Status uploadWeights();
+  Status loadModule(const CompiledModule& module);
+  Status createStreams();
+
+  /// The batch state for these inputs' shapes (built on first use), inputs uploaded.
+  StatusOr<Batch*> bind(const std::vector<std::pair<std::string, Tensor>>& inputs);
+  StatusOr<std::unique_ptr<Batch>> makeBatch(const SymbolBindings& b);
+  Status prepareSteps(Batch& bt);
+  Status prepareLaunch(Batch& bt, size_t step);
+  /// Stages `given` in pinned memory and copies it to the device (stream 0).
+  Status upload(Batch& bt, const std::vector<Tensor>& given);
+  Status copyIn(Batch& bt);   // staged inputs -> device
+  Status copyOut(Batch& bt);  // outputs -> staging
+  /// copyOut, waits for stream 0, and returns the outputs.
+  StatusOr<std::vector<Tensor>> download(Batch& bt);
+  size_t outputBytes(const Batch& bt, size_t output) const;
+  /// Enqueues every step on its stream with the cross-stream waits; with
+  /// `sync`, waits after each step so a failure names it; with `events`,
+  /// records a pair around each step.
+  Status issue(Batch& bt, bool sync, StepEvents* events);
+  Status enqueueStep(Batch& bt, size_t step);
+  Status capture(Batch& bt);
+  Status execute(Batch& bt);
+
+  void* weightPtr(const WeightFormat& f) const;
+  /// Device pointer step `s` reads `v` through (constants in the step's format).
+  void* operandPtr(const Batch& bt, size_t s, ValueId v) const;
+  std::string stepWhere(size_t s) const;
+
+  std::shared_ptr<const Graph> owned_;
+  const Graph& g_;
+  Program prog_;
+  CompileStats stats_;
+  std::unique_ptr<BlasContext> blas_;
+  LibraryPtr library_;
+  std::vector<cudaKernel_t> kernels_;  // per Program::kernels
+  std::vector<StreamPtr> streams_;     // per CUDA stream index
+  DevicePtr weights_;
+  size_t weightBytes_ = 0;
+  std::vector<size_t> weightOffset_;  // per Program::weights
+  DevicePtr workspace_;               // cuBLAS / cuBLASLt workspace
+  size_t workspacePerStream_ = 0;
+  std::vector<int> workspaceSlice_;  // per stream: its slice of the workspace (-1: no library calls)
+  std::map<std::vector<int64_t>, std::unique_ptr<Batch>> batches_;  // by symbol values
+  Batch* last_ = nullptr;
+  bool syncEachStep_ = false;  // CAGR_CUDA_SYNC=1: no graph, a failing kernel is named
+};
+
+}  // namespace cagr::cuda

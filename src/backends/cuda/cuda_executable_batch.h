@@ -1,0 +1,32 @@
+// The per-batch-size state of a CudaExecutable, shared by the files that
+// build it (cuda_executable.cc) and issue it (cuda_launch.cc).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_executable.h"
+
+namespace cagr::cuda {
+
+struct CudaExecutable::Batch {
+  SymbolBindings bindings;
+  ArenaPlan plan;
+  DevicePtr arena;
+  std::vector<void*> ptr;                           // value -> its device bytes (arena values; views use their root)
+  PinnedPtr staging;                                // inputs, then outputs
+  std::vector<size_t> inOffset, outOffset;          // per graph input / output, in staging
+  std::vector<std::unique_ptr<PreparedGemm>> gemm;  // per step: the library call (library steps)
+  std::vector<Launch> launch;                       // per step: grid, block, shared memory (generated steps)
+  std::vector<std::vector<void*>> pointerArgs;      // per step: its buffers' device pointers
+  std::vector<std::vector<long long>> extentArgs;   // per step: its extents
+  std::vector<std::vector<void*>> args;             // per step: cudaLaunchKernel's argument array
+  std::vector<EventPtr> done;                       // per step: recorded after it when another stream waits for it
+  EventPtr fork;                                    // streams > 0 start after stream 0 reaches it
+  std::vector<EventPtr> join;                       // per stream > 0: stream 0 waits for its end
+  GraphExecPtr graph;                               // captured on the first run at this size
+  std::vector<std::string> shapes;                  // per step: " [MxNxK f32]" for library GEMMs
+};
+
+}  // namespace cagr::cuda

@@ -1,0 +1,187 @@
+// Issuing a compiled plan on the GPU (see cuda_executable.h): the steps on
+// their streams with events for cross-stream dependencies, the capture of
+// that into one CUDA graph per batch size (after a warm-up run that syncs
+// after each step, so lazy loading stays out of the capture and a faulting
+// kernel is named), its replay, and the event-timed measurements.
+#include <algorithm>
+
+#include "backends/cuda/cuda_executable_batch.h"
+
+namespace cagr::cuda {
+namespace {
+
+Status record(const EventPtr& e, cudaStream_t s) {
+  return checkCuda(cudaEventRecord(e.get(), s), "cudaEventRecord");
+}
+Status wait(cudaStream_t s, const EventPtr& e) {
+  return checkCuda(cudaStreamWaitEvent(s, e.get(), 0), "cudaStreamWaitEvent");
+}
+
+StatusOr<double> elapsedMs(const EventPtr& a, const EventPtr& b) {
+  float ms = 0;
+  CAGR_RETURN_IF_ERROR(checkCuda(cudaEventElapsedTime(&ms, a.get(), b.get()), "cudaEventElapsedTime"));
+  return static_cast<double>(ms);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+StatusOr<std::vector<std::pair<EventPtr, EventPtr>>> timingPairs(size_t n) {
+  std::vector<std::pair<EventPtr, EventPtr>> ev;
+  for (size_t i = 0; i < n; ++i) {
+    CAGR_ASSIGN_OR_RETURN(EventPtr a, newEvent(true));
+    CAGR_ASSIGN_OR_RETURN(EventPtr b, newEvent(true));
+    ev.emplace_back(std::move(a), std::move(b));
+  }
+  return ev;
+}
+
+}  // namespace
+
+Status CudaExecutable::enqueueStep(Batch& bt, size_t s) {
+  const ProgramStep& st = prog_.steps[s];
+  cudaStream_t stream = streams_[static_cast<size_t>(st.stream)].get();
+  if (st.kind == StepKind::kLibraryGemm) {
+    const int slice = workspaceSlice_[static_cast<size_t>(st.stream)];
+    void* ws = static_cast<std::byte*>(workspace_.get()) + static_cast<size_t>(slice) * workspacePerStream_;
+    return bt.gemm[s]->enqueue(stream, ws);
+  }
+  const Launch& l = bt.launch[s];
+  if (static_cast<uint64_t>(l.grid[0]) * l.grid[1] * l.grid[2] == 0) return Status::ok();  // nothing to compute
+  dim3 grid(l.grid[0], l.grid[1], l.grid[2]), block(l.block[0], l.block[1], l.block[2]);
+  // A cudaKernel_t passes as the function pointer of cudaLaunchKernel.
+  const void* fn = reinterpret_cast<const void*>(kernels_[static_cast<size_t>(st.kernel)]);
+  return checkCuda(cudaLaunchKernel(fn, grid, block, bt.args[s].data(), l.sharedBytes, stream),
+                   stepWhere(s) + ": cudaLaunchKernel");
+}
+
+Status CudaExecutable::issue(Batch& bt, bool sync, StepEvents* events) {
+  cudaStream_t s0 = streams_[0].get();
+  if (streams_.size() > 1) {  // the other streams start from stream 0 (which a capture runs on)
+    CAGR_RETURN_IF_ERROR(record(bt.fork, s0));
+    for (size_t i = 1; i < streams_.size(); ++i) CAGR_RETURN_IF_ERROR(wait(streams_[i].get(), bt.fork));
+  }
+  for (size_t s = 0; s < prog_.steps.size(); ++s) {
+    const ProgramStep& st = prog_.steps[s];
+    cudaStream_t stream = streams_[static_cast<size_t>(st.stream)].get();
+    for (int w : prog_.waits[s]) {
+      if (prog_.steps[static_cast<size_t>(w)].stream != st.stream) {
+        CAGR_RETURN_IF_ERROR(wait(stream, bt.done[static_cast<size_t>(w)]));
+      }
+    }
+    if (events != nullptr) CAGR_RETURN_IF_ERROR(record((*events)[s].first, stream));
+    CAGR_RETURN_IF_ERROR(enqueueStep(bt, s));
+    if (events != nullptr) CAGR_RETURN_IF_ERROR(record((*events)[s].second, stream));
+    if (bt.done[s]) CAGR_RETURN_IF_ERROR(record(bt.done[s], stream));
+    if (sync) CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(stream), stepWhere(s)));
+  }
+  for (size_t i = 1; i < streams_.size(); ++i) {  // stream 0 ends after all of them
+    CAGR_RETURN_IF_ERROR(record(bt.join[i - 1], streams_[i].get()));
+    CAGR_RETURN_IF_ERROR(wait(s0, bt.join[i - 1]));
+  }
+  return Status::ok();
+}
+
+Status CudaExecutable::capture(Batch& bt) {
+  cudaStream_t s0 = streams_[0].get();
+  CAGR_RETURN_IF_ERROR(
+      checkCuda(cudaStreamBeginCapture(s0, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"));
+  Status issued = issue(bt, false, nullptr);
+  cudaGraph_t graph = nullptr;
+  cudaError_t ended = cudaStreamEndCapture(s0, &graph);
+  if (!issued.isOk()) {
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    return issued.withContext("capturing the CUDA graph");
+  }
+  CAGR_RETURN_IF_ERROR(checkCuda(ended, "cudaStreamEndCapture"));
+  cudaGraphExec_t exec = nullptr;
+  cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  CAGR_RETURN_IF_ERROR(checkCuda(made, "cudaGraphInstantiate"));
+  bt.graph.reset(exec);
+  return Status::ok();
+}
+
+Status CudaExecutable::execute(Batch& bt) {
+  if (syncEachStep_) return issue(bt, true, nullptr);
+  if (!bt.graph) {
+    CAGR_RETURN_IF_ERROR(issue(bt, true, nullptr).withContext("first run at this batch size"));
+    CAGR_RETURN_IF_ERROR(capture(bt));
+  }
+  return checkCuda(cudaGraphLaunch(bt.graph.get(), streams_[0].get()), "cudaGraphLaunch");
+}
+
+StatusOr<std::vector<KernelTiming>> CudaExecutable::profile(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                                            int repeats) {
+  CAGR_RETURN_IF_ERROR(run(inputs).status());  // warm: state built, graph captured
+  Batch& bt = *last_;
+  const size_t n = prog_.steps.size();
+  CAGR_ASSIGN_OR_RETURN(StepEvents ev, timingPairs(n));
+  std::vector<std::vector<double>> ms(n);
+  for (int r = 0; r < std::max(repeats, 1); ++r) {
+    CAGR_RETURN_IF_ERROR(issue(bt, false, &ev));
+    CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(streams_[0].get()), "profiling run"));
+    for (size_t s = 0; s < n; ++s) {
+      CAGR_ASSIGN_OR_RETURN(double t, elapsedMs(ev[s].first, ev[s].second));
+      ms[s].push_back(t);
+    }
+  }
+  std::vector<std::string> names = kernelReport();
+  std::vector<KernelTiming> out;
+  for (size_t s = 0; s < n; ++s) {
+    KernelTiming k;
+    k.kernel = names[s];
+    k.nodes = prog_.steps[s].nodes;
+    k.medianMs = median(ms[s]);
+    k.minMs = *std::min_element(ms[s].begin(), ms[s].end());
+    k.cpuMs = 0;  // device time: the host only enqueues
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+StatusOr<ReplayTiming> CudaExecutable::timeReplays(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                                   int replays, int transfers) {
+  CAGR_RETURN_IF_ERROR(run(inputs).status());  // inputs on the device, graph captured
+  Batch& bt = *last_;
+  if (!bt.graph) return unsupported("CAGR_CUDA_SYNC=1 runs the plan without a CUDA graph: nothing to replay");
+  cudaStream_t s0 = streams_[0].get();
+  ReplayTiming t;
+  CAGR_ASSIGN_OR_RETURN(StepEvents ev, timingPairs(static_cast<size_t>(std::max(replays, 1))));
+  for (auto& [a, b] : ev) {  // back to back: the GPU timeline, not the host's enqueue rate
+    CAGR_RETURN_IF_ERROR(record(a, s0));
+    CAGR_RETURN_IF_ERROR(checkCuda(cudaGraphLaunch(bt.graph.get(), s0), "cudaGraphLaunch"));
+    CAGR_RETURN_IF_ERROR(record(b, s0));
+  }
+  CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(s0), "timed replays"));
+  for (auto& [a, b] : ev) {
+    CAGR_ASSIGN_OR_RETURN(double ms, elapsedMs(a, b));
+    t.replayMs.push_back(ms);
+  }
+  CAGR_ASSIGN_OR_RETURN(StepEvents io, timingPairs(3));
+  std::vector<double> up, down;
+  for (int i = 0; i < std::max(transfers, 1); ++i) {
+    CAGR_RETURN_IF_ERROR(record(io[0].first, s0));
+    CAGR_RETURN_IF_ERROR(copyIn(bt));
+    CAGR_RETURN_IF_ERROR(record(io[1].first, s0));
+    CAGR_RETURN_IF_ERROR(copyOut(bt));
+    CAGR_RETURN_IF_ERROR(record(io[2].first, s0));
+    CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(s0), "timed copies"));
+    CAGR_ASSIGN_OR_RETURN(double u, elapsedMs(io[0].first, io[1].first));
+    CAGR_ASSIGN_OR_RETURN(double d, elapsedMs(io[1].first, io[2].first));
+    up.push_back(u);
+    down.push_back(d);
+  }
+  t.uploadMs = median(up);
+  t.downloadMs = median(down);
+  t.peakBytes = peakMemoryBytes();
+  const DeviceInfo& dev = deviceInfo();
+  t.device = dev.name + " (sm_" + std::to_string(dev.major) + std::to_string(dev.minor) + ")";
+  return t;
+}
+
+}  // namespace cagr::cuda

@@ -1,0 +1,196 @@
+// Lowering a plan to the CUDA backend's steps (see cuda_program.h): GEMM
+// groups to cuBLASLt / cuBLAS with what their epilogue runs, everything else
+// (and what a library epilogue leaves over) to the code generator, lone
+// views to aliases; then the streams, the waits between steps and the
+// happens-before order the arena planner relies on.
+#include <algorithm>
+#include <map>
+
+#include "backends/cuda/cuda_program.h"
+#include "backends/plan_memory.h"
+#include "ir/graph_queries.h"
+
+namespace cagr::cuda {
+namespace {
+
+constexpr int64_t kNominalSymbol = 7;  // symbol value a GEMM's layout is checked at when lowering
+
+class Lowering {
+ public:
+  Lowering(const Graph& g, const Target& t, Program& p) : g_(g), t_(t), uses_(valueUses(g)), p_(p) {
+    p_.aliasOf.assign(g.numValues(), kNoValue);
+  }
+
+  Status addGroup(const std::vector<NodeId>& members) {
+    if (isAliasGroup(g_, members)) {  // a lone view: no kernel, its output shares its input's bytes
+      recordAlias(g_, members[0], p_.aliasOf);
+      return Status::ok();
+    }
+    CAGR_ASSIGN_OR_RETURN(GroupShape shape, classifyGroup(g_, members));
+    KernelId k = g_.node(shape.anchor).mir.kernel;
+    std::string note;
+    if (shape.pattern == Pattern::kGemm) {
+      auto lib = libraryFor(members, shape.anchor, k);
+      if (lib.isOk()) return addLibraryGemm(std::move(*lib));
+      if (lib.status().code() != ErrorCode::kUnsupported) return lib.status();
+      if (k != 0 && std::string(kernelInfo(k).name) != "nvrtc.gemm_small") {
+        note = " (plan asked " + std::string(kernelInfo(k).name) + ": " + lib.status().message() + ")";
+      }
+    }
+    return addGenerated(members, shape, k, groupOutputs(g_, uses_, members), note);
+  }
+
+  void finish() {
+    assignStreams();
+    orderSteps();
+    for (const ProgramStep& s : p_.steps) {
+      for (const WeightFormat& f : s.constants) {
+        if (std::find(p_.weights.begin(), p_.weights.end(), f) == p_.weights.end()) p_.weights.push_back(f);
+      }
+    }
+    if (p_.kernels.empty()) p_.moduleSource.clear();
+  }
+
+ private:
+  // The library plan for a kGemm group, or kUnsupported when the plan's
+  // kernel is generated code or no library runs the anchor. cuBLAS has no
+  // epilogue, so a Gemm with C asked of it runs on cuBLASLt (named so).
+  StatusOr<LibraryGemm> libraryFor(const std::vector<NodeId>& members, NodeId anchor, KernelId k) {
+    std::string name = kernelInfo(k).name;
+    if (k != 0 && name != "cublaslt.matmul" && name != "cublas.sgemm") return unsupported("generated GEMM kernel");
+    int64_t align = std::max(t_.hw.matrixUnit.alignElements, 4);
+    GemmLibrary lib = name == "cublas.sgemm" ? GemmLibrary::kCublas : GemmLibrary::kCublasLt;
+    auto p = planLibraryGemm(g_, uses_, members, anchor, lib, align);
+    if (!p.isOk() && lib == GemmLibrary::kCublas && p.status().code() == ErrorCode::kUnsupported) {
+      std::string why = p.status().message();
+      p = planLibraryGemm(g_, uses_, members, anchor, GemmLibrary::kCublasLt, align);
+      if (p.isOk()) p->note = " (plan asked cublas.sgemm: " + why + ")";
+    }
+    if (!p.isOk()) return p.status();
+    CAGR_RETURN_IF_ERROR(checkLayout(*p));
+    return p;
+  }
+
+  // The call's layout at a nominal batch: operands that are no BLAS layout
+  // go to the code generator now rather than fail at run time.
+  Status checkLayout(const LibraryGemm& p) {
+    SymbolBindings b;
+    b.values.assign(std::max<size_t>(g_.symbols().size(), 2), kNominalSymbol);
+    CAGR_ASSIGN_OR_RETURN(auto as, b.resolve(g_.type(p.anchor.a).dims));
+    CAGR_ASSIGN_OR_RETURN(auto bs, b.resolve(g_.type(p.anchor.b).dims));
+    CAGR_ASSIGN_OR_RETURN(cpu::GemmShape s, gemmShape(p, as, bs));
+    return columnMajor(s).status();
+  }
+
+  Status addLibraryGemm(LibraryGemm lg) {
+    ProgramStep s;
+    s.kind = StepKind::kLibraryGemm;
+    s.nodes = lg.fused;
+    s.gemm = static_cast<int>(p_.gemms.size());
+    s.name = libraryGemmName(lg) + lg.note;
+    for (auto [v, pitch] : {std::pair{lg.anchor.a, lg.padA}, std::pair{lg.anchor.b, lg.padB},
+                            std::pair{lg.bias, int64_t{0}}, std::pair{lg.addend, int64_t{0}}}) {
+      if (v == kNoValue) continue;
+      s.reads.push_back(v);
+      if (g_.isConstant(p_.root(v))) s.constants.push_back({p_.root(v), true, pitch});
+    }
+    s.writes = {lg.out};
+    std::vector<std::vector<NodeId>> rest = lg.rest;
+    p_.gemms.push_back(std::move(lg));
+    p_.steps.push_back(std::move(s));
+    for (const auto& piece : rest) {  // what the epilogue does not run: elementwise kernels of their own
+      if (isAliasGroup(g_, piece)) {
+        recordAlias(g_, piece[0], p_.aliasOf);
+        continue;
+      }
+      CAGR_ASSIGN_OR_RETURN(GroupShape shape, classifyGroup(g_, piece));
+      CAGR_ASSIGN_OR_RETURN(KernelId eltwise, kernelByName("nvrtc.eltwise"));
+      CAGR_RETURN_IF_ERROR(addGenerated(piece, shape, eltwise, groupOutputs(g_, uses_, piece), ""));
+    }
+    return Status::ok();
+  }
+
+  Status addGenerated(const std::vector<NodeId>& members, const GroupShape& shape, KernelId k,
+                      std::vector<ValueId> outputs, const std::string& note) {
+    if (p_.kernels.empty() && p_.moduleSource.empty()) p_.moduleSource = moduleHeader();
+    CodegenRequest r{g_, members, shape, k, std::move(outputs)};
+    auto gk = generateKernel(r, p_.moduleSource);
+    if (!gk.isOk()) {
+      return gk.status().withContext("cuda backend: no kernel runs the " + std::string(patternName(shape.pattern)) +
+                                     " group of " + nodeWhere(g_, members.front()) + note);
+    }
+    ProgramStep s;
+    s.kind = StepKind::kGenerated;
+    s.nodes = members;
+    s.kernel = static_cast<int>(p_.kernels.size());
+    s.name = gk->name + note;
+    size_t reads = gk->params.size() - static_cast<size_t>(gk->numOutputs);
+    for (size_t i = 0; i < gk->params.size(); ++i) {
+      ValueId v = gk->params[i];
+      (i < reads ? s.reads : s.writes).push_back(v);
+      if (i < reads && g_.isConstant(p_.root(v))) s.constants.push_back({p_.root(v), false, 0});
+    }
+    p_.kernels.push_back(std::move(*gk));
+    p_.steps.push_back(std::move(s));
+    return Status::ok();
+  }
+
+  // CUDA stream indices in order of the plan's stream numbers.
+  void assignStreams() {
+    std::vector<int8_t> used;
+    for (const ProgramStep& s : p_.steps) used.push_back(g_.node(s.nodes.front()).mir.stream);
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    if (used.empty()) used.push_back(0);
+    p_.streamValues = used;
+    for (ProgramStep& s : p_.steps) {
+      int8_t v = g_.node(s.nodes.front()).mir.stream;
+      s.stream = static_cast<int>(std::find(used.begin(), used.end(), v) - used.begin());
+    }
+  }
+
+  // waits: the writers of what a step reads and its stream's previous
+  // step; after: their transitive closure.
+  void orderSteps() {
+    const size_t n = p_.steps.size();
+    std::vector<int> writer(g_.numValues(), -1);
+    std::map<int, int> lastOnStream;
+    p_.waits.assign(n, {});
+    p_.after.assign(n, std::vector<char>(n, 0));
+    for (size_t t = 0; t < n; ++t) {
+      std::vector<int>& w = p_.waits[t];
+      for (ValueId v : p_.steps[t].reads) {
+        int s = writer[static_cast<size_t>(p_.root(v))];
+        if (s >= 0) w.push_back(s);
+      }
+      auto prev = lastOnStream.find(p_.steps[t].stream);
+      if (prev != lastOnStream.end()) w.push_back(prev->second);
+      std::sort(w.begin(), w.end());
+      w.erase(std::unique(w.begin(), w.end()), w.end());
+      for (int s : w) {
+        p_.after[t][static_cast<size_t>(s)] = 1;
+        for (size_t u = 0; u < n; ++u) p_.after[t][u] |= p_.after[static_cast<size_t>(s)][u];
+      }
+      for (ValueId v : p_.steps[t].writes) writer[static_cast<size_t>(v)] = static_cast<int>(t);
+      lastOnStream[p_.steps[t].stream] = static_cast<int>(t);
+    }
+  }
+
+  const Graph& g_;
+  const Target& t_;
+  ValueUses uses_;
+  Program& p_;
+};
+
+}  // namespace
+
+StatusOr<Program> lowerPlan(const Graph& plan, const Target& t) {
+  CAGR_ASSIGN_OR_RETURN(auto order, scheduleKernels(plan));
+  Program p;
+  Lowering lowering(plan, t, p);
+  for (const auto& members : order) CAGR_RETURN_IF_ERROR(lowering.addGroup(members));
+  lowering.finish();
+  return p;
+}
+
+}  // namespace cagr::cuda

@@ -1,0 +1,85 @@
+// The CUDA backend's compiled form of a plan, built without a GPU: one step
+// per kernel in scheduleKernels order (a cuBLAS / cuBLASLt call or a
+// generated kernel of the plan's one NVRTC module), the CUDA stream each
+// runs on and the steps it waits for, the weight formats to upload, and
+// the arena plan for a batch size — buffers share bytes only when every
+// use of one happens before the other is written, across streams too.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backends/cuda/codegen.h"
+#include "backends/cuda/cuda_gemm.h"
+#include "cagr/graph.h"
+#include "cagr/mir.h"
+#include "cagr/status.h"
+
+namespace cagr::cuda {
+
+enum class StepKind : uint8_t { kLibraryGemm, kGenerated };
+
+/// How a constant is laid out on the device.
+struct WeightFormat {
+  ValueId value = kNoValue;
+  bool library = false;  // f32 values as the plan stores them (rounded), for cuBLAS/cuBLASLt
+  int64_t pitch = 0;     // library: padded row pitch in elements (0: dense)
+  bool operator==(const WeightFormat&) const = default;
+};
+
+struct ProgramStep {
+  StepKind kind = StepKind::kGenerated;
+  std::vector<NodeId> nodes;            // the plan nodes it runs (graph order)
+  int stream = 0;                       // index of its CUDA stream (0 = the capturing one)
+  std::vector<ValueId> reads;           // values it reads (views included as they are)
+  std::vector<ValueId> writes;          // values it writes
+  std::vector<WeightFormat> constants;  // the constants it reads (through views too) and in which layout
+  int gemm = -1;                        // kLibraryGemm: index into Program::gemms
+  int kernel = -1;                      // kGenerated: index into Program::kernels
+  std::string name;                     // kernelReport line (GEMMs get their shape at run time)
+};
+
+struct Program {
+  std::vector<ProgramStep> steps;
+  std::vector<LibraryGemm> gemms;
+  std::vector<GeneratedKernel> kernels;
+  std::string moduleSource;              // moduleHeader() + every generated kernel ("" when none)
+  std::vector<ValueId> aliasOf;          // value -> the value whose bytes a lone view shares (kNoValue: its own)
+  std::vector<int8_t> streamValues;      // CUDA stream index -> the plan's mir.stream
+  std::vector<std::vector<int>> waits;   // step -> earlier steps it depends on (data, or its stream's order)
+  std::vector<std::vector<char>> after;  // after[t][s]: step s happens before step t
+  std::vector<WeightFormat> weights;     // every constant layout a step reads
+
+  int numStreams() const { return static_cast<int>(streamValues.size()); }
+  /// The value whose bytes `v` uses.
+  ValueId root(ValueId v) const {
+    return aliasOf[static_cast<size_t>(v)] == kNoValue ? v : aliasOf[static_cast<size_t>(v)];
+  }
+};
+
+/// Lowers `plan` (verified for `t`) into steps; generated kernels are
+/// appended to one module source (not compiled here). Fails with the code
+/// generator's message, naming the group, when no kernel runs a group.
+StatusOr<Program> lowerPlan(const Graph& plan, const Target& t);
+
+/// Device buffers of one batch size.
+struct ArenaPlan {
+  std::vector<std::vector<int64_t>> shape;  // value -> concrete shape (inputs, step outputs, views, constants)
+  std::vector<char> inArena;                // value -> has its own arena bytes
+  std::vector<size_t> offset;               // value -> arena offset (inArena)
+  std::vector<size_t> bytes;                // value -> bytes it occupies (inArena)
+  size_t size = 0;                          // arena bytes
+};
+
+constexpr size_t kDeviceAlign = 256;  // cuBLASLt's default operand alignment
+
+/// Shapes and arena offsets for the symbol values `b` binds: graph inputs
+/// and step outputs get arena space; two share bytes only when one's every
+/// access (write, reads, views' reads) happens before the other's write.
+StatusOr<ArenaPlan> planArena(const Graph& g, const Program& p, const SymbolBindings& b);
+
+/// Bytes of one element of `v` on the device (codegen.h: f32 activations,
+/// i64 ids; other dtypes as stored).
+size_t deviceElementBytes(const Graph& g, ValueId v);
+
+}  // namespace cagr::cuda

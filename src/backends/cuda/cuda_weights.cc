@@ -1,0 +1,115 @@
+// Device formats of constants, built on the host (see cuda_weights.h).
+#include "backends/cuda/cuda_weights.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "runtime/reference/precision.h"
+
+namespace cagr::cuda {
+namespace {
+
+size_t alignUp(size_t n) {
+  return (n + kDeviceAlign - 1) / kDeviceAlign * kDeviceAlign;
+}
+
+// Rows x cols of a constant seen as a table (cols: its last dimension).
+std::pair<int64_t, int64_t> rowsCols(const Tensor& t) {
+  int64_t cols = t.rank() == 0 ? 1 : t.dim(t.rank() - 1);
+  return {cols == 0 ? 0 : t.numel() / cols, cols};
+}
+
+bool isFloatTable(const Graph& g, ValueId v) {
+  return g.type(v).dtype == DType::kF32;
+}
+
+// One int8-rowwise row: the same quantisation as the reference executor
+// (scale = (max - min) / 255, bias = min, code = round((x - min) / scale)).
+void quantizeRow(const float* x, int64_t cols, std::byte* row) {
+  auto [lo, hi] = std::minmax_element(x, x + cols);
+  const float bias = cols > 0 ? *lo : 0.0f;
+  const float scale = cols > 0 ? (*hi - *lo) / 255.0f : 0.0f;
+  auto* codes = reinterpret_cast<uint8_t*>(row);
+  for (int64_t c = 0; c < cols; ++c) {
+    const float q = scale > 0 ? std::nearbyint((x[c] - bias) / scale) : 0.0f;
+    codes[c] = static_cast<uint8_t>(std::clamp(q, 0.0f, 255.0f));
+  }
+  const size_t tail = int8RowStride(cols) - 8;
+  std::memcpy(row + tail, &scale, sizeof(float));
+  std::memcpy(row + tail + sizeof(float), &bias, sizeof(float));
+}
+
+// f32 values as a library GEMM reads them: the plan's storage rounding
+// applied (as the reference executor applies it), rows at `pitch`.
+Status writeLibrary(const Graph& g, const WeightFormat& f, std::byte* dst) {
+  const Tensor& t = *g.constant(f.value);
+  CAGR_ASSIGN_OR_RETURN(Tensor stored, ref::storedAs(t, g.value(f.value).mir.storage));
+  auto [rows, cols] = rowsCols(stored);
+  const int64_t pitch = f.pitch > 0 ? f.pitch : cols;
+  std::memset(dst, 0, weightBytes(g, f));
+  for (int64_t r = 0; r < rows; ++r) {
+    std::memcpy(dst + static_cast<size_t>(r * pitch) * 4, stored.data<float>() + r * cols,
+                static_cast<size_t>(cols) * 4);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+size_t weightBytes(const Graph& g, const WeightFormat& f) {
+  const Tensor& t = *g.constant(f.value);
+  auto [rows, cols] = rowsCols(t);
+  if (f.library) return static_cast<size_t>(rows * (f.pitch > 0 ? f.pitch : cols)) * 4;
+  if (!isFloatTable(g, f.value)) return t.byteSize();
+  switch (g.value(f.value).mir.storage) {
+    case Precision::kBF16:
+    case Precision::kF16:
+      return static_cast<size_t>(t.numel()) * 2;
+    case Precision::kInt8Rowwise:
+      return static_cast<size_t>(rows) * int8RowStride(cols);
+    default:
+      return static_cast<size_t>(t.numel()) * 4;
+  }
+}
+
+Status writeWeight(const Graph& g, const WeightFormat& f, std::byte* dst) {
+  const Tensor* t = g.constant(f.value);
+  if (t == nullptr) return internalError("value %" + g.value(f.value).name + " is not a constant");
+  if (f.library) {
+    if (t->dtype() != DType::kF32) return unsupported("constant %" + g.value(f.value).name + " is not f32");
+    return writeLibrary(g, f, dst);
+  }
+  Precision p = g.value(f.value).mir.storage;
+  if (!isFloatTable(g, f.value) || p == Precision::kF32) {
+    std::memcpy(dst, t->rawData(), t->byteSize());
+    return Status::ok();
+  }
+  const float* x = t->data<float>();
+  if (p == Precision::kBF16 || p == Precision::kF16) {
+    auto* h = reinterpret_cast<uint16_t*>(dst);
+    for (int64_t i = 0; i < t->numel(); ++i) h[i] = p == Precision::kBF16 ? floatToBf16(x[i]) : floatToHalf(x[i]);
+    return Status::ok();
+  }
+  if (p != Precision::kInt8Rowwise) {
+    return unsupported("constant %" + g.value(f.value).name + ": storage " + precisionName(p) +
+                       " has no device format");
+  }
+  auto [rows, cols] = rowsCols(*t);
+  std::memset(dst, 0, weightBytes(g, f));
+  for (int64_t r = 0; r < rows; ++r)
+    quantizeRow(x + r * cols, cols, dst + static_cast<size_t>(r) * int8RowStride(cols));
+  return Status::ok();
+}
+
+size_t weightOffsets(const Graph& g, const std::vector<WeightFormat>& formats, std::vector<size_t>& offset) {
+  offset.assign(formats.size(), 0);
+  size_t total = 0;
+  for (size_t i = 0; i < formats.size(); ++i) {
+    offset[i] = total;
+    total += alignUp(std::max<size_t>(weightBytes(g, formats[i]), 1));
+  }
+  return total;
+}
+
+}  // namespace cagr::cuda

@@ -1,0 +1,177 @@
+// cagr bench --target cuda (see bench_cuda.h). Every figure is measured on
+// the GPU this runs on; compile times are wall time on this host.
+#include "tools/bench_cuda.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "backends/cuda/cuda_timing.h"
+#include "cagr/backend.h"
+#include "cagr/policy.h"
+#include "cagr/reference.h"
+#include "tools/bench_setup.h"
+#include "tools/common.h"
+
+namespace cagr::tools {
+namespace {
+
+using Inputs = BenchInputs;
+
+struct PlanTiming {
+  cuda::CompileStats cold, cached;  // NVRTC with its cache off, then from the cache
+  cuda::ReplayTiming replay;
+  double medianMs = 0, p10Ms = 0, p90Ms = 0;
+  std::vector<std::string> kernels;
+  std::vector<Tensor> outputs;
+  double spreadPct() const { return medianMs > 0 ? 100 * (p90Ms - p10Ms) / medianMs : 0; }
+};
+
+// The GPU profile with the math / storage precisions --precision allows
+// (fp32: the policy gets no set_precision action at all).
+StatusOr<Target> benchTarget(const CudaBenchArgs& a) {
+  CAGR_ASSIGN_OR_RETURN(Target t, resolveTarget(a.hw.empty() ? "cuda" : a.hw));
+  if (t.backend != Backend::kCuda) return invalidArgument("--hw " + a.hw + " is not an NVIDIA GPU profile");
+  if (a.precision == "fp32") return t;
+  Precision math = a.precision == "tf32" ? Precision::kTF32 : Precision::kBF16;
+  if (a.precision != "tf32" && a.precision != "bf16") {
+    return invalidArgument("--precision " + a.precision + ": expected fp32, tf32 or bf16");
+  }
+  if (!t.supportsMath(math)) return invalidArgument(t.hw.name + " has no " + a.precision + " math");
+  t.math = {Precision::kF32, math};
+  t.storage = {Precision::kF32};
+  if (math == Precision::kBF16) t.storage.push_back(Precision::kBF16);
+  return t;
+}
+
+StatusOr<std::unique_ptr<Executable>> compileWith(const Graph& plan, bool cache, cuda::CompileStats& stats) {
+  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<ExecutionBackend> backend, cuda::makeCudaBackend({cache}));
+  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, backend->compile(plan));
+  auto* timed = dynamic_cast<cuda::DeviceTimed*>(exe.get());
+  if (timed == nullptr) return internalError("the cuda backend's executable has no device timing");
+  stats = timed->compileStats();
+  return exe;
+}
+
+StatusOr<PlanTiming> timePlan(const Graph& plan, const CudaBenchArgs& a, const Inputs& inputs) {
+  PlanTiming t;
+  CAGR_RETURN_IF_ERROR(compileWith(plan, false, t.cold).status());   // NVRTC from scratch
+  CAGR_RETURN_IF_ERROR(compileWith(plan, true, t.cached).status());  // fills the cache if needed
+  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, compileWith(plan, true, t.cached));
+  CAGR_ASSIGN_OR_RETURN(t.outputs, exe->run(inputs));
+  CAGR_ASSIGN_OR_RETURN(t.replay, dynamic_cast<cuda::DeviceTimed&>(*exe).timeReplays(inputs, a.replays, 20));
+  std::vector<double> ms = t.replay.replayMs;
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double q) { return ms[static_cast<size_t>(q * static_cast<double>(ms.size() - 1))]; };
+  t.medianMs = at(0.5);
+  t.p10Ms = at(0.1);
+  t.p90Ms = at(0.9);
+  t.kernels = exe->kernelReport();
+  return t;
+}
+
+nlohmann::json compileJson(const cuda::CompileStats& s) {
+  return {{"total_s", s.totalSeconds},      {"lower_s", s.lowerSeconds}, {"nvrtc_s", s.nvrtcSeconds},
+          {"load_s", s.loadSeconds},        {"from_cache", s.fromCache}, {"generated_kernels", s.generatedKernels},
+          {"library_calls", s.libraryCalls}};
+}
+
+nlohmann::json timingJson(const PlanTiming& t) {
+  return {{"median_ms", t.medianMs},
+          {"p10_ms", t.p10Ms},
+          {"p90_ms", t.p90Ms},
+          {"spread_pct", t.spreadPct()},
+          {"replays", t.replay.replayMs.size()},
+          {"h2d_ms", t.replay.uploadMs},
+          {"d2h_ms", t.replay.downloadMs},
+          {"peak_memory_bytes", t.replay.peakBytes},
+          {"compile_cold", compileJson(t.cold)},
+          {"compile_cached", compileJson(t.cached)},
+          {"kernels", t.kernels}};
+}
+
+void printReport(const CudaBenchArgs& a, const OptimizeResult& opt, const PlanTiming& base, const PlanTiming& best,
+                 double maxDiff) {
+  std::printf("%s, batch %lld, %s, cuda backend on %s (measured: CUDA-graph replays timed with CUDA events)\n",
+              a.model.c_str(), static_cast<long long>(a.batch), a.precision.c_str(), best.replay.device.c_str());
+  std::printf("%-12s %10s %13s %7s %7s %8s %8s %9s %9s %9s\n", "plan", "median ms", "p10-p90", "spread", "replays",
+              "H2D ms", "D2H ms", "peak MB", "cold s", "cached s");
+  for (const auto& [name, t] :
+       {std::pair<const char*, const PlanTiming*>{"unoptimized", &base}, {a.policy.c_str(), &best}}) {
+    std::printf("%-12s %10.4f %6.4f-%-6.4f %6.1f%% %7zu %8.4f %8.4f %9.1f %9.3f %9.3f\n", name, t->medianMs, t->p10Ms,
+                t->p90Ms, t->spreadPct(), t->replay.replayMs.size(), t->replay.uploadMs, t->replay.downloadMs,
+                static_cast<double>(t->replay.peakBytes) / 1e6, t->cold.totalSeconds, t->cached.totalSeconds);
+  }
+  std::printf(
+      "speed-up %.2fx (measured); optimization %.3f s + compile %.3f s cold (NVRTC %.3f s) / %.3f s from cache; "
+      "%zu decisions; max |diff| vs unoptimized %.2e\n",
+      base.medianMs / best.medianMs, opt.optimizeSeconds, best.cold.totalSeconds, best.cold.nvrtcSeconds,
+      best.cached.totalSeconds, opt.decisions.size(), maxDiff);
+  std::printf("kernels of the %s plan:\n", a.policy.c_str());
+  for (const std::string& k : best.kernels) std::printf("  %s\n", k.c_str());
+}
+
+void printJson(const CudaBenchArgs& a, const OptimizeResult& opt, const PlanTiming& base, const PlanTiming& best,
+               double maxDiff) {
+  nlohmann::json j = baseJson(a.model, "cuda");
+  j["policy"] = opt.policy;
+  j["precision"] = a.precision;
+  j["batch"] = a.batch;
+  j["device"] = best.replay.device;
+  j["latency_ms"] = best.medianMs;
+  j["latency_kind"] = "measured (median CUDA-graph replay, CUDA events, " + best.replay.device + ")";
+  j["baseline_latency_ms"] = base.medianMs;
+  j["peak_memory_bytes"] = best.replay.peakBytes;
+  j["baseline_peak_memory_bytes"] = base.replay.peakBytes;
+  j["optimize_seconds"] = opt.optimizeSeconds;
+  j["optimize_plus_compile_cold_seconds"] = opt.optimizeSeconds + best.cold.totalSeconds;
+  j["optimize_plus_compile_cached_seconds"] = opt.optimizeSeconds + best.cached.totalSeconds;
+  j["modelled_latency_ms"] = opt.final.latencyS * 1e3;
+  j["baseline_modelled_latency_ms"] = opt.baseline.latencyS * 1e3;
+  j["max_abs_diff_vs_unoptimized"] = maxDiff;
+  j["optimized"] = timingJson(best);
+  j["unoptimized"] = timingJson(base);
+  for (const Decision& d : opt.decisions) {
+    j["decisions"].push_back({{"kind", actionKindName(d.action.kind)},
+                              {"label", d.label},
+                              {"gain_ms_modelled", (d.latencyBeforeS - d.latencyAfterS) * 1e3}});
+  }
+  std::cout << j.dump(2) << "\n";
+}
+
+}  // namespace
+
+int runCudaBench(const CudaBenchArgs& a) {
+  auto backend = cuda::makeCudaBackend();
+  if (!backend.isOk()) return fail(backend.status());
+  BackendCapabilities caps = (*backend)->capabilities();
+  if (!caps.available) return fail(unsupported(caps.note));
+  auto m = loadModel(a.model);
+  if (!m.isOk()) return fail(m.status());
+  auto t = benchTarget(a);
+  if (!t.isOk()) return fail(t.status());
+  auto setup = setUpBench(m->graph, *t, a.inputs, a.batch, a.policy, a.precision != "fp32");
+  if (!setup.isOk()) return fail(setup.status().withContext(a.model));
+  const BenchInputs& inputs = setup->inputs;
+  const OptimizeResult* opt = &setup->opt;
+  auto base = timePlan(m->graph, a, inputs);
+  if (!base.isOk()) return fail(base.status().withContext("unoptimized plan"));
+  auto best = timePlan(opt->plan, a, inputs);
+  if (!best.isOk()) return fail(best.status().withContext("optimized plan"));
+  double maxDiff = 0;
+  for (size_t i = 0; i < base->outputs.size(); ++i) {
+    maxDiff = std::max(maxDiff, compareTensors(best->outputs[i], base->outputs[i]).maxAbsError);
+  }
+  if (!a.output.empty()) {
+    Status st = writeBenchOutputs(a.output, opt->plan, best->outputs);
+    if (!st.isOk()) return fail(st);
+  }
+  if (a.json) {
+    printJson(a, *opt, *base, *best, maxDiff);
+  } else {
+    printReport(a, *opt, *base, *best, maxDiff);
+  }
+  return 0;
+}
+
+}  // namespace cagr::tools

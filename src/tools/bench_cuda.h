@@ -1,0 +1,23 @@
+// `cagr bench MODEL --target cuda`: the unoptimized and the optimized plan
+// on the CUDA backend, timed as CUDA-graph replays with CUDA events (inputs
+// and outputs resident on the device), the host copies apart, peak device
+// memory, and the optimization time with NVRTC cold and from its cache.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace cagr::tools {
+
+struct CudaBenchArgs {
+  std::string model, hw, policy = "greedy", inputs, output;
+  std::string precision = "fp32";  // fp32 | tf32 | bf16: the math (and table storage) the policy may choose
+  int64_t batch = 256;
+  int replays = 200;  // timed graph replays per plan
+  bool json = false;
+};
+
+/// Runs the benchmark; returns the process exit code (errors printed).
+int runCudaBench(const CudaBenchArgs& a);
+
+}  // namespace cagr::tools

@@ -1,0 +1,37 @@
+// What both `cagr bench` paths (cpu: cmd_bench.cc, cuda: bench_cuda.cc)
+// share: the inputs (an .npz, or synthesized at the batch size), the
+// policy's plan for the target, and writing the optimized plan's outputs.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cagr/graph.h"
+#include "cagr/mir.h"
+#include "cagr/policy.h"
+#include "cagr/tensor.h"
+
+namespace cagr::tools {
+
+using BenchInputs = std::vector<std::pair<std::string, Tensor>>;
+
+/// Synthetic inputs at `batch`: floats in [0, 2), ids below the smallest
+/// table, "*offsets*" inputs as one id per bag (data/gen.py makes real ones).
+BenchInputs synthesizeInputs(const Graph& g, int64_t batch);
+
+struct BenchSetup {
+  BenchInputs inputs;
+  OptimizeResult opt;
+};
+
+/// Inputs from `inputsPath` (or synthesized at `batch`) and `policy`'s plan
+/// of `model` for `t` at `batch`; without `reducedPrecision` the policy gets
+/// no set_precision action (fp32 plans).
+StatusOr<BenchSetup> setUpBench(const Graph& model, const Target& t, const std::string& inputsPath, int64_t batch,
+                                const std::string& policy, bool reducedPrecision);
+
+/// Writes `outputs` of `plan` to `path` (.npz, keyed by output names).
+Status writeBenchOutputs(const std::string& path, const Graph& plan, const std::vector<Tensor>& outputs);
+
+}  // namespace cagr::tools
