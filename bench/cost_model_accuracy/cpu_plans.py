@@ -6,7 +6,10 @@ unoptimized and the greedy plan on the CPU backend and reports both measured
 medians and both modelled latencies (the same plans, priced with PROFILE, a
 profile measured on this host by `cagr profile --target cpu`). This script
 scores modelled vs measured: MAPE and Spearman rank correlation over all
-(model, batch, plan) points.
+(model, batch, plan) points. Measure PROFILE with the thread count the plans
+run with (--threads; all CPUs by default), and on a quiet machine: these are
+wall-clock medians. On a shared machine use the kernel-by-kernel CPU-time
+comparison instead (cagr_bench_kernel_accuracy --plans, one thread).
 
   python3 bench/cost_model_accuracy/cpu_plans.py --hw host.json [--cagr build/cagr] [--batches 256,4096] \
       [--out bench/results/cost_model_cpu_plans.md]

@@ -2,6 +2,7 @@
 // predicted (modelled, from a profile) vs measured time per record, then MAPE
 // and Spearman rank correlation per kernel class and overall.
 //   cagr_bench_kernel_accuracy PROFILE.json VALIDATION.json [--json]
+//   cagr_bench_kernel_accuracy --plans PROFILE.json [...]   (plan_kernels.cc)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -14,53 +15,22 @@
 
 #include "cagr/cost.h"
 #include "cost/kernel_class.h"
+#include "accuracy_stats.h"
+
+using cagr_bench::Group;
+using cagr_bench::spearman;
 
 namespace {
-
-std::vector<double> ranks(const std::vector<double>& v) {
-  std::vector<size_t> idx(v.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
-  std::vector<double> r(v.size());
-  for (size_t i = 0; i < idx.size();) {
-    size_t j = i;
-    while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]]) ++j;
-    for (size_t k = i; k <= j; ++k) r[idx[k]] = (static_cast<double>(i + j) / 2.0) + 1;  // average rank of ties
-    i = j + 1;
-  }
-  return r;
-}
-
-double spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() < 3) return NAN;
-  auto ra = ranks(a), rb = ranks(b);
-  double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / static_cast<double>(ra.size());
-  double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / static_cast<double>(rb.size());
-  double num = 0, da = 0, db = 0;
-  for (size_t i = 0; i < ra.size(); ++i) {
-    num += (ra[i] - ma) * (rb[i] - mb);
-    da += (ra[i] - ma) * (ra[i] - ma);
-    db += (rb[i] - mb) * (rb[i] - mb);
-  }
-  return da > 0 && db > 0 ? num / std::sqrt(da * db) : NAN;
-}
-
-struct Group {
-  std::vector<double> predicted, measured;
-  double mape() const {
-    double s = 0;
-    for (size_t i = 0; i < predicted.size(); ++i) s += std::fabs(predicted[i] - measured[i]) / measured[i];
-    return predicted.empty() ? NAN : 100.0 * s / static_cast<double>(predicted.size());
-  }
-};
 
 std::string classFamily(const std::string& shapeClass) { return shapeClass.substr(0, shapeClass.find('.')); }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--plans") return cagr_bench::runPlanKernels(argc - 1, argv + 1);
   if (argc < 3) {
-    std::cerr << "usage: cagr_bench_kernel_accuracy PROFILE.json VALIDATION.json [--json]\n";
+    std::cerr << "usage: cagr_bench_kernel_accuracy PROFILE.json VALIDATION.json [--json]\n"
+                 "       cagr_bench_kernel_accuracy --plans PROFILE.json [options]\n";
     return 2;
   }
   auto hw = cagr::resolveProfile(argv[1]);
@@ -89,7 +59,8 @@ int main(int argc, char** argv) {
     std::string kernel = r["kernel"], cls = r["shape_class"];
     cagr::KernelEstimate e = model.price(kernel, cls, c);
     // Tensor-core GEMMs with misaligned N or K: the same penalty plans are priced with.
-    double penalty = cagr::misalignmentPenalty(*hw, cagr::kernelPrecision(kernel), r.value("n", 0.0), r.value("k", 0.0));
+    double penalty = cagr::misalignmentPenalty(*hw, cagr::kernelPrecision(kernel), kernel, cls, r.value("n", 0.0),
+                                               r.value("k", 0.0), c.flops);
     double predicted = std::max(e.computeS * penalty, e.memoryS) + e.launchS;
     double measured = r["measured_s"];
     if (measured <= 0) continue;

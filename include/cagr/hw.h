@@ -39,8 +39,10 @@ struct MatrixUnit {
   bool operator==(const MatrixUnit&) const = default;
 };
 
-/// One point of a GEMM rate curve: a call of `flops` FLOPs ran at
-/// `flopsPerS` FLOP/s, net of the kernel's fixed overhead (hw::netRate).
+/// One point of a rate curve: a call of `flops` FLOPs ran at `flopsPerS`
+/// FLOP/s, net of the kernel's fixed overhead (hw::netRate). On the curve of
+/// a streaming (non-GEMM) class the two fields hold bytes per call and
+/// bytes/s (KernelEfficiency::curve).
 struct RatePoint {
   double flops = 0;
   double flopsPerS = 0;
@@ -60,10 +62,12 @@ struct KernelEfficiency {
   double overheadS = 0;     // fixed cost per call (launch / dispatch)
   int samples = 0;          // measurements behind the fit (0: default from traits)
   std::string source;       // "measured ..." or "default: ..."
-  /// Optional GEMM rate curve: measured (FLOPs per call, FLOP/s net of
-  /// overheadS) points, strictly increasing in FLOPs, at most
-  /// kMaxCurvePoints. When present the cost model reads the FLOP rate of a
-  /// call off it (rateAt) instead of the class-wide flopsPerS.
+  /// Optional rate curve: measured (work per call, rate net of overheadS)
+  /// points, strictly increasing in work, at most kMaxCurvePoints. Work is
+  /// FLOPs for GEMM classes ("gemm.*": FLOP/s) and bytes for the streaming
+  /// classes the CPU profiler's backend probes measure (bytes/s). When
+  /// present the cost model reads the rate of a call off it (rateAt)
+  /// instead of the class-wide flopsPerS / bytesPerS.
   std::vector<RatePoint> curve;
   bool operator==(const KernelEfficiency&) const = default;
 
@@ -146,9 +150,10 @@ inline constexpr int kProfileSchemaVersion = 1;
 ///            fuse_alpha, fuse_beta, fuse_gamma, run_to_run_variance, source}  optional
 ///   efficiencies: [{kernel, shape_class, flops_per_s, bytes_per_s, overhead_s,
 ///                   samples, source, curve}]            optional
-///     curve: [[flops_per_call, net_flops_per_s], ...]   optional, GEMM rate curve:
-///            1..64 points, both numbers > 0, flops strictly increasing; rates
-///            net of overhead_s (see KernelEfficiency::curve)
+///     curve: [[work_per_call, net_rate], ...]          optional rate curve (FLOPs and
+///            FLOP/s for gemm.* classes, bytes and bytes/s otherwise): 1..64
+///            points, both numbers > 0, work strictly increasing; rates net of
+///            overhead_s (see KernelEfficiency::curve)
 /// Unknown keys are errors (they are usually typos). Every Sourced value is > 0.
 StatusOr<HardwareProfile> parseProfile(const std::string& jsonText, const std::string& sourceName);
 StatusOr<HardwareProfile> loadProfile(const std::string& path);

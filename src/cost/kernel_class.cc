@@ -55,6 +55,56 @@ bool hasClass(const HardwareProfile& hw, const std::string& shapeClass) {
                      [&](const KernelEfficiency& e) { return e.shapeClass == shapeClass; });
 }
 
+bool isMovement(OpKind op) {
+  switch (op) {
+    case OpKind::kTranspose:
+    case OpKind::kConcat:
+    case OpKind::kSlice:
+    case OpKind::kExpand:
+    case OpKind::kSplit: return true;
+    default: return false;
+  }
+}
+
+// A Transpose that changes the innermost axis: strided reads or writes of
+// single elements, far slower than moving whole rows.
+bool movesLastAxis(const Node& n) {
+  if (n.op != OpKind::kTranspose || !n.attrs.has("perm")) return false;
+  const std::vector<int64_t>& perm = n.attrs.getInts("perm");
+  return !perm.empty() && perm.back() != static_cast<int64_t>(perm.size()) - 1;
+}
+
+// A Gather / GatherND whose data has the batch dim: picking columns or
+// fields out of an activation (e.g. one id column), a strided copy, not a
+// table lookup.
+bool selectsFromActivation(const Graph& g, const Node& n) {
+  if ((n.op != OpKind::kGather && n.op != OpKind::kGatherND) || n.inputs.empty()) return false;
+  const auto& dims = g.type(n.inputs[0]).dims;
+  return std::any_of(dims.begin(), dims.end(), [](int64_t d) { return isSymbolic(d); });
+}
+
+// A lookup whose table (the largest operand without the batch dim) fits in
+// the last cache level: its rows come from cache, not device memory.
+bool tableFitsInCache(const HardwareProfile& hw, const Graph& g, const Node& n) {
+  if (hw.memory.size() < 2) return false;
+  double table = 0;
+  for (ValueId v : n.inputs) {
+    if (v == kNoValue) continue;
+    const TensorType& t = g.type(v);
+    if (std::any_of(t.dims.begin(), t.dims.end(), [](int64_t d) { return isSymbolic(d); })) continue;
+    table = std::max(table, numel(t.dims) * static_cast<double>(dtypeSize(t.dtype)));
+  }
+  return table > 0 && table <= hw.memory[hw.memory.size() - 2].sizeBytes.value;
+}
+
+// A MatMul of two activations with batch dims (attention scores): many
+// small products, which a batched kernel runs far below one large GEMM of
+// the same FLOPs.
+bool isBatchedProduct(const Graph& g, const Node& n, const NodeStats& s) {
+  if (n.op != OpKind::kMatMul || n.inputs.size() < 2 || s.outShapes[0].size() < 3) return false;
+  return !g.isConstant(n.inputs[0]) && !g.isConstant(n.inputs[1]) && g.type(n.inputs[1]).rank() >= 3;
+}
+
 // M, N, K of the GEMM a node performs (batched GEMMs fold the batch into M).
 void gemmDims(const Node& n, const NodeStats& s, double& m, double& nn, double& k) {
   const auto& out = s.outShapes[0];
@@ -77,12 +127,28 @@ std::string kernelPrecision(const std::string& kernel) {
   return "fp32";
 }
 
-double misalignmentPenalty(const HardwareProfile& hw, const std::string& precision, double n, double k) {
+int matrixUnitAlignment(int alignElements, const std::string& precision) {
+  if (precision == "fp32") return 1;
+  int align = std::max(1, alignElements);
+  return precision == "tf32" ? std::max(1, align / 2) : align;
+}
+
+bool misalignedGemm(int alignment, double n, double k) {
+  auto off = [alignment](double d) { return static_cast<int64_t>(d) % std::max(1, alignment) != 0; };
+  return off(n) || off(k);
+}
+
+double misalignmentPenalty(const HardwareProfile& hw, const std::string& precision, const std::string& kernel,
+                           const std::string& shapeClass, double n, double k, double flops) {
   if (precision == "fp32" || hw.kind != "gpu") return 1;
-  int align = std::max(1, hw.matrixUnit.alignElements);
-  if (precision == "tf32") align = std::max(1, align / 2);
-  auto off = [align](double d) { return static_cast<int64_t>(d) % align != 0; };
-  return off(n) || off(k) ? 2.0 : 1.0;
+  if (!misalignedGemm(matrixUnitAlignment(hw.matrixUnit.alignElements, precision), n, k)) return 1;
+  const KernelEfficiency* slow = hw.efficiency(kernel, kMisalignedGemmClass);
+  if (slow == nullptr || slow->shapeClass != kMisalignedGemmClass || slow->curve.empty()) return 2.0;
+  if (shapeClass == "gemm.skinny") return 1;  // its own curve was measured on (mostly misaligned) skinny shapes
+  const KernelEfficiency* fast = hw.efficiency(kernel, shapeClass);
+  if (fast == nullptr || fast->shapeClass != shapeClass || flops <= 0) return 2.0;
+  double slowRate = slow->rateAt(flops), fastRate = fast->rateAt(flops);
+  return slowRate > 0 ? std::max(1.0, fastRate / slowRate) : 2.0;
 }
 
 std::string gemmShapeClass(double m, double n, double k) {
@@ -107,13 +173,20 @@ std::pair<std::string, std::string> classifyKernel(const HardwareProfile& hw, co
       double m, nn, k;
       gemmDims(n, stats, m, nn, k);
       if (k <= 1.0) break;  // an einsum without contraction is elementwise
-      std::string cls = gemmShapeClass(m, nn, k);
+      std::string cls =
+          isBatchedProduct(g, n, stats) && hasClass(hw, "gemm.batched") ? "gemm.batched" : gemmShapeClass(m, nn, k);
       return {bestKernelFor(hw, cls, defaultGemmKernel(hw)), cls};
     }
     case OpKind::kEmbeddingBag:
     case OpKind::kGather:
     case OpKind::kGatherND:
     case OpKind::kSpMM: {
+      if (selectsFromActivation(g, n) && hasClass(hw, "movement.strided")) {
+        return {bestKernelFor(hw, "movement.strided", "own.eltwise"), "movement.strided"};
+      }
+      if (tableFitsInCache(hw, g, n) && hasClass(hw, "gather.cached")) {
+        return {bestKernelFor(hw, "gather.cached", "own.gather"), "gather.cached"};
+      }
       std::string cls = hasClass(hw, "gather.zipf") ? "gather.zipf" : "gather.uniform";
       return {bestKernelFor(hw, cls, "own.gather"), cls};
     }
@@ -123,6 +196,13 @@ std::pair<std::string, std::string> classifyKernel(const HardwareProfile& hw, co
     case OpKind::kFM: return {bestKernelFor(hw, "reduce.rows", "own.reduce"), "reduce.rows"};
     default: break;
   }
+  // Classes only a backend-probed profile has (cagr profile --target cpu):
+  // elsewhere these ops stream like elementwise ones.
+  const char* probed = n.op == OpKind::kSoftmax || n.op == OpKind::kLayerNorm ? "softmax.rows"
+                       : movesLastAxis(n) && hasClass(hw, "movement.inner")     ? "movement.inner"
+                       : isMovement(n.op)                                       ? "movement.strided"
+                                                                                : nullptr;
+  if (probed != nullptr && hasClass(hw, probed)) return {bestKernelFor(hw, probed, "own.eltwise"), probed};
   return {bestKernelFor(hw, "eltwise.stream", "own.eltwise"), "eltwise.stream"};
 }
 
@@ -163,6 +243,19 @@ Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, 
     e.measured = k->samples > 0;
   }
   return e;
+}
+
+double streamingBandwidth(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass,
+                          double bytesPerCall, double classRate) {
+  if (shapeClass.rfind("gemm.", 0) == 0) return classRate;  // GEMM curves are FLOP curves
+  const KernelEfficiency* k = hw.efficiency(kernel, shapeClass);
+  if (k != nullptr && k->shapeClass == shapeClass && !k->curve.empty() && bytesPerCall > 0) {
+    return k->rateAt(bytesPerCall);
+  }
+  if (shapeClass == "eltwise.stream" || shapeClass == "reduce.rows") {
+    return std::max(classRate, cacheBandwidthFor(hw, bytesPerCall));
+  }
+  return classRate;
 }
 
 double cacheBandwidthFor(const HardwareProfile& hw, double workingSetBytes) {

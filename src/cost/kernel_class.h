@@ -31,13 +31,29 @@ std::string fastestKernel(const HardwareProfile& hw, const std::string& shapeCla
 /// ("cublas.sgemm_tf32" -> "tf32", "cublaslt.bf16" -> "bf16"); plain names are "fp32".
 std::string kernelPrecision(const std::string& kernel);
 
+/// Element alignment a GEMM's N and K need on the matrix unit for
+/// `precision`: the unit's alignElements for 16-bit types, half of it for
+/// tf32 (same bytes); 1 for fp32 (CUDA cores / CPU vectors need none).
+int matrixUnitAlignment(int alignElements, const std::string& precision);
+/// True when N or K is not a multiple of `alignment`.
+bool misalignedGemm(int alignment, double n, double k);
+
+/// Profile shape class holding a tensor-core kernel's GEMMs whose N or K is
+/// misaligned (cagr-profile-cuda measures them apart from the aligned
+/// shapes that make the size-class curves).
+inline constexpr const char* kMisalignedGemmClass = "gemm.misaligned";
+
 /// Slow-down of a GEMM on the matrix unit (`precision` tf32 / bf16 / fp16)
-/// whose leading dimensions N or K are not multiples of the unit's alignment
-/// (the profile's alignElements for 16-bit types, half of it for tf32): the
-/// H200 measured TF32/BF16 GEMMs with N = 367 or K = 479 2-4.5x slower than
-/// aligned ones of the same FLOPs (bench/results/hw/h200-validate.json).
-/// 1 for fp32 or aligned shapes.
-double misalignmentPenalty(const HardwareProfile& hw, const std::string& precision, double n, double k);
+/// whose N or K is misaligned (matrixUnitAlignment), for a call of `flops`
+/// FLOPs priced as (`kernel`, `shapeClass`). Where the profile measured the
+/// kernel's misaligned shapes (a kMisalignedGemmClass entry with a curve),
+/// it is the aligned curve's rate over the misaligned curve's rate at
+/// `flops` (>= 1; the skinny class is measured mostly misaligned, so 1);
+/// otherwise the trait default 2 (the H200 ran TF32/BF16 GEMMs with
+/// N = 367 or K = 479 2-4.5x slower than aligned ones of the same FLOPs).
+/// 1 for fp32, non-GPU platforms or aligned shapes.
+double misalignmentPenalty(const HardwareProfile& hw, const std::string& precision, const std::string& kernel,
+                           const std::string& shapeClass, double n, double k, double flops);
 
 /// GEMM shape class from M, N, K: gemm.tiny / small / medium / large / skinny.
 std::string gemmShapeClass(double m, double n, double k);
@@ -49,6 +65,15 @@ std::string gemmShapeClass(double m, double n, double k);
 /// the class-wide flops_per_s.
 Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass,
                           double flopsPerCall = 0);
+
+/// Memory rate of one call of (kernel, class) moving `bytesPerCall`: read
+/// off the entry's byte curve where the profile measured one (backend
+/// probes: curve points are (bytes per call, bytes/s) for non-GEMM
+/// classes); GEMM classes keep `classRate`; else, for streaming classes (eltwise.stream, reduce.rows), the
+/// larger of `classRate` and the bandwidth of the cache level that holds the
+/// call; else `classRate`.
+double streamingBandwidth(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass,
+                          double bytesPerCall, double classRate);
 
 /// Bandwidth of the smallest cache level (not device memory) that holds
 /// `workingSetBytes`, or 0 when none does.

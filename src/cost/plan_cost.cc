@@ -1,6 +1,7 @@
 // Prices a whole plan: HIR, or MIR with its decisions. Each kernel (fusion
 // group or single node) costs max(sum of member compute, sum of member
-// memory traffic not kept inside the group) + one launch; precisions scale
+// memory traffic not kept inside the group, of which the profile's
+// fuse_alpha counts as saved) + one launch; precisions scale
 // bytes and pick the math mode's rates; a fused CIN never writes its outer
 // product; an in-place concat is free; streams overlap on a critical path;
 // peak memory follows liveness over the kernel schedule. All modelled.
@@ -99,7 +100,8 @@ bool isInternal(const PlanContext& c, ValueId v, int kernel) {
   return std::all_of(cons.begin(), cons.end(), [&](NodeId k) { return c.kernelOf[static_cast<size_t>(k)] == kernel; });
 }
 
-// A node's traffic after storage precisions and group-internal values.
+// A node's traffic after storage precisions and group-internal values
+// (fuse_alpha of their traffic saved).
 OpCounts memberCounts(const PlanContext& c, NodeId id, int kernel, bool fusedCin) {
   const Node& n = c.g.node(id);
   OpCounts k = c.stats.nodes[static_cast<size_t>(id)].counts;
@@ -110,6 +112,10 @@ OpCounts memberCounts(const PlanContext& c, NodeId id, int kernel, bool fusedCin
   }
   for (size_t i = 0; i < tables; ++i) tableWidth += static_cast<double>(c.g.type(n.inputs[i]).dims.back());
   double tableRead = std::max(0.0, k.bytesRead - indexBytes);
+  // The share of a group-internal value's traffic fusion really saves: the
+  // profile's fuse_alpha (fitted from fused vs unfused runs where measured,
+  // 1 by default), at most all of it.
+  const double saved = std::clamp(c.hw.traits.fuseAlpha, 0.0, 1.0);
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     ValueId v = n.inputs[i];
     if (v == kNoValue) continue;
@@ -120,12 +126,12 @@ OpCounts memberCounts(const PlanContext& c, NodeId id, int kernel, bool fusedCin
       continue;
     }
     k.bytesRead -= vb * (1 - f);
-    if (c.g.value(v).producer >= 0 && isInternal(c, v, kernel)) k.bytesRead -= vb * f;
+    if (c.g.value(v).producer >= 0 && isInternal(c, v, kernel)) k.bytesRead -= vb * f * saved;
   }
   for (ValueId v : n.outputs) {
     double f = storageFactor(c.g.value(v).mir.storage);
     double vb = c.bytes[static_cast<size_t>(v)];
-    k.bytesWritten -= vb * (1 - f) + (isInternal(c, v, kernel) ? vb * f : 0);
+    k.bytesWritten -= vb * (1 - f) + (isInternal(c, v, kernel) ? vb * f * saved : 0);
   }
   if (n.op == OpKind::kCIN && !fusedCin) {
     // The outer product xk (x) x0 is written and read back by the GEMM.
@@ -152,6 +158,14 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
   std::string name;
   if (custom) {
     name = chosen != 0 && info.priceAs[0] != '\0' ? info.priceAs : c.cache.kernel[static_cast<size_t>(id)];
+    // A chosen kernel the profile never measured on this class (e.g. a
+    // softmax run by the reduction kernel) is priced by the class's own
+    // measured kernel, not by its rate on another class.
+    const KernelEfficiency* own = c.hw.efficiency(name, cls);
+    const KernelEfficiency* dflt = c.hw.efficiency(c.cache.kernel[static_cast<size_t>(id)], cls);
+    if ((own == nullptr || own->shapeClass != cls) && dflt != nullptr && dflt->shapeClass == cls) {
+      name = c.cache.kernel[static_cast<size_t>(id)];
+    }
     if (tensorCores) {
       std::string p = mathKernelPrecision(n.mir.math);
       std::string k = fastestKernel(c.hw, cls, p, "");
@@ -164,7 +178,8 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
     eff = effectiveRates(c.hw, name, cls, counts.flops);
   }
   double bytes = counts.bytesRead + counts.bytesWritten;
-  if (cls == "eltwise.stream" || cls == "reduce.rows") eff.bytesPerS = std::max(eff.bytesPerS, cacheBandwidthFor(c.hw, bytes));
+  eff.bytesPerS =
+      streamingBandwidth(c.hw, custom ? name : c.cache.kernel[static_cast<size_t>(id)], cls, bytes, eff.bytesPerS);
   KernelEstimate e;
   e.kernel = chosen != 0 ? std::string(info.name) : custom ? name : c.cache.kernel[static_cast<size_t>(id)];
   e.shapeClass = cls;
@@ -178,8 +193,9 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
     const Value& w = c.g.value(v);
     const auto& wd = w.type.dims;
     if (tensorCores && w.mir.layout != Layout::kPadded) {
-      e.computeS *= misalignmentPenalty(c.hw, mathKernelPrecision(n.mir.math), static_cast<double>(wd[wd.size() - 2]),
-                                        static_cast<double>(wd.back()));
+      e.computeS *=
+          misalignmentPenalty(c.hw, mathKernelPrecision(n.mir.math), name, cls, static_cast<double>(wd[wd.size() - 2]),
+                              static_cast<double>(wd.back()), counts.flops);
     }
     // OpenBLAS takes no pre-packed operand: it packs on every call regardless.
     bool packed = w.mir.layout == Layout::kPacked && std::string_view(info.name) != "openblas.sgemm";

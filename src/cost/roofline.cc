@@ -35,12 +35,10 @@ KernelEstimate RooflineCostModel::price(const std::string& kernel, const std::st
   if (kernel == "view") return e;  // metadata only: no kernel, no launch
   Efficiency eff = effectiveRates(hw_, kernel, shapeClass, c.flops);
   double bytes = c.bytesRead + c.bytesWritten;
-  // A streaming kernel whose whole working set fits in a cache level runs at
-  // that level's bandwidth, not device memory's (gathers and GEMMs keep their
-  // measured class rates: their reuse is already in them).
-  if (shapeClass == "eltwise.stream" || shapeClass == "reduce.rows") {
-    eff.bytesPerS = std::max(eff.bytesPerS, cacheBandwidthFor(hw_, bytes));
-  }
+  // A streaming kernel runs at its measured byte curve, or at the bandwidth
+  // of the cache level that holds its working set (gathers and GEMMs keep
+  // their measured class rates: their reuse is already in them).
+  eff.bytesPerS = streamingBandwidth(hw_, kernel, shapeClass, bytes, eff.bytesPerS);
   e.computeS = eff.flopsPerS > 0 ? c.flops / eff.flopsPerS : 0;
   e.memoryS = eff.bytesPerS > 0 ? bytes / eff.bytesPerS : 0;
   e.launchS = eff.overheadS;

@@ -39,6 +39,12 @@ struct TimingPlan {
 /// kernels spend their share of the budget averaging more calls.
 Timing timeIt(const std::function<void()>& fn, const TimingPlan& plan);
 
+/// Process-wide: time samples with the calling thread's CPU time instead of
+/// wall time (budgets stay wall time). Single-threaded profiles use it, so
+/// that other processes on a shared machine do not inflate the timings.
+void useThreadCpuTime(bool on);
+bool usingThreadCpuTime();
+
 /// q-quantile (0..1) of `v` by linear interpolation; 0 for an empty vector.
 double quantile(std::vector<double> v, double q);
 /// Current time as ISO 8601 UTC ("2026-11-29T21:40:00Z"), for profile dates.

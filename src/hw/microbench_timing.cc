@@ -19,6 +19,26 @@ double nowSeconds() {
   return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
 }
 
+namespace {
+bool gThreadCpuTime = false;
+
+/// The clock samples are measured with: wall time, or the calling thread's
+/// CPU time (useThreadCpuTime).
+double sampleNow() {
+  if (!gThreadCpuTime) return nowSeconds();
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+}  // namespace
+
+void useThreadCpuTime(bool on) {
+  gThreadCpuTime = on;
+}
+bool usingThreadCpuTime() {
+  return gThreadCpuTime;
+}
+
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -43,12 +63,12 @@ Timing timeIt(const std::function<void()>& fn, const TimingPlan& plan) {
   double elapsed = 0;
   double fastest = 1e30;
   do {
-    const double c0 = nowSeconds();
+    const double c0 = sampleNow();
     fn();
-    const double c1 = nowSeconds();
+    const double c1 = sampleNow();
     fastest = std::min(fastest, c1 - c0);
     ++calls;
-    elapsed = c1 - w0;
+    elapsed = nowSeconds() - w0;
     if (calls == 1 && elapsed > plan.targetS / 4) break;
   } while (calls < 3 || elapsed < plan.minSampleS);
   const double perCall = std::max(fastest, 1e-9);
@@ -66,11 +86,11 @@ Timing timeIt(const std::function<void()>& fn, const TimingPlan& plan) {
   times.reserve(samples);
   const double start = nowSeconds();
   for (int s = 0; s < samples; ++s) {
-    const double s0 = nowSeconds();
+    const double s0 = sampleNow();
     for (int64_t i = 0; i < t.inner; ++i) fn();
-    const double s1 = nowSeconds();
+    const double s1 = sampleNow();
     times.push_back((s1 - s0) / static_cast<double>(t.inner));
-    if (s + 1 >= plan.minSamples && s1 - start > 1.25 * plan.targetS) break;
+    if (s + 1 >= plan.minSamples && nowSeconds() - start > 1.25 * plan.targetS) break;
   }
   t.samples = static_cast<int>(times.size());
   t.median = quantile(times, 0.5);

@@ -251,8 +251,9 @@ Status readTraits(const Reader& r, const Json& root, HardwareProfile* p) {
   return r.readSource(*j, path, &t.source);
 }
 
-/// efficiencies[i].curve: [[flops_per_call, net_flops_per_s], ...], 1..64
-/// points, both positive, flops strictly increasing.
+/// efficiencies[i].curve: [[work_per_call, net_rate], ...] (FLOPs for GEMM
+/// classes, bytes for streaming ones), 1..64 points, both positive, work
+/// strictly increasing.
 Status readCurve(const Reader& r, const Json& e, const std::string& path, std::vector<RatePoint>* out) {
   const Json* j = nullptr;
   CAGR_RETURN_IF_ERROR(r.member(e, path, "curve", false, &j));

@@ -259,13 +259,16 @@ StatusOr<HardwareProfile> assembleProfile(const ProfileResults& r, ProfilerRunIn
   fillMemoryEfficiencies(p, r, spreads);
   fillLaunch(p, r, spreads);
   fillTraits(p, r, spreads);
+  fillBackendProbes(p, r);
   std::string how;
   const double theory = theoreticalPeak(r.machine, &how);
   p.notes =
       fmt("measured by cagr profile --target cpu (%s mode) in %.1f s on %d threads; load average %.2f at "
           "start, %.2f at end (other processes may share these cores: every rate is a median of repeated "
-          "runs); fp32 %s = %.1f GFLOP/s",
-          r.quick ? "quick" : "full", r.seconds, r.threads, r.loadAtStart, r.loadAtEnd, how.c_str(), theory / 1e9);
+          "runs); timings: %s; fp32 %s = %.1f GFLOP/s",
+          r.quick ? "quick" : "full", r.seconds, r.threads, r.loadAtStart, r.loadAtEnd,
+          usingThreadCpuTime() ? "CPU time of the one benchmark thread (robust to other load)" : "wall time",
+          how.c_str(), theory / 1e9);
   if (info != nullptr) {
     info->seconds = r.seconds;
     info->threads = r.threads;

@@ -60,6 +60,7 @@ Status checkProfilerOptions(const ProfilerOptions& opts, const std::string& tool
 int applyKernelThreads(const ProfilerOptions& opts, const MachineInfo& machine) {
   const int threads = opts.threads > 0 ? opts.threads : machine.onlineCpus;
   setKernelThreads(threads);
+  useThreadCpuTime(threads == 1);  // one thread: its CPU time is the kernel's time, robust to other load
   return threads;
 }
 
@@ -151,6 +152,17 @@ void planMemory(std::vector<BenchStep>& steps, hw::ProfileResults& r, std::uniqu
                    }});
 }
 
+/// CAGR's own CPU backend on generated plans (backend_probes.h): 48 probe
+/// plans (quick: 16), each timed for a share of `probeS`.
+void planBackendProbes(std::vector<BenchStep>& steps, hw::ProfileResults& r, bool quick, double probeS) {
+  steps.push_back(
+      {"backend probes (cpu backend plans)", planFor(quick, probeS), [&r, quick](const TimingPlan& plan) -> Status {
+         const double each = std::max(0.02, plan.targetS / (quick ? 16 : 48));
+         CAGR_ASSIGN_OR_RETURN(r.backend, hw::runBackendProbes(r.threads, quick, each));
+         return Status::ok();
+       }});
+}
+
 }  // namespace
 
 StatusOr<HardwareProfile> profileCpu(const ProfilerOptions& opts, const ProfileProgress& progress,
@@ -171,7 +183,8 @@ StatusOr<HardwareProfile> profileCpu(const ProfilerOptions& opts, const ProfileP
   std::unique_ptr<hw::MemoryBench> mem;
   std::vector<BenchStep> steps;
   planGemm(steps, r, gemmBuf, opts.quick, 0.55 * planned, 0.1 * planned);
-  planMemory(steps, r, mem, opts.quick, 0.35 * planned);
+  planMemory(steps, r, mem, opts.quick, 0.25 * planned);
+  planBackendProbes(steps, r, opts.quick, 0.1 * planned);
   CAGR_RETURN_IF_ERROR(hw::runSteps(steps, budget, start, progress, "cagr profile"));
   mem.reset();
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cagr/hw.h"
+#include "hw/backend_probes.h"
 #include "hw/microbench.h"
 #include "hw/profiler.h"
 
@@ -27,9 +28,13 @@ struct ProfileResults {
   std::vector<std::pair<GatherConfig, MemResult>> gathers;
   std::vector<std::pair<CacheLevel, MemResult>> caches;
   MemResult stream, copy, triad, reduce;
+  BackendProbes backend;  // CAGR's CPU backend on generated plans
 };
 
 /// Fits efficiencies, memory levels, peaks, launch latency and traits.
 StatusOr<HardwareProfile> assembleProfile(const ProfileResults& r, ProfilerRunInfo* info);
+/// The backend probes as efficiency entries (own.eltwise replaces the
+/// streaming loop's entry) and the fitted fuse_alpha (assemble_probes.cc).
+void fillBackendProbes(HardwareProfile& p, const ProfileResults& r);
 
 }  // namespace cagr::hw

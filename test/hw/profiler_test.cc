@@ -255,6 +255,29 @@ TEST(ProfileCpu, EveryEfficiencyIsMeasuredWithSamplesAndPositiveRates) {
   }
 }
 
+TEST(ProfileCpu, BackendProbesGiveCurvesAndAMeasuredFuseAlpha) {
+  const QuickRun& run = quickRun();
+  ASSERT_TRUE(run.profile.isOk()) << run.profile.status().message();
+  const HardwareProfile& p = *run.profile;
+  for (auto kc : std::vector<std::pair<std::string, std::string>>{{"own.eltwise", "eltwise.stream"},
+                                                                  {"own.softmax", "softmax.rows"},
+                                                                  {"own.movement", "movement.strided"},
+                                                                  {"own.movement", "movement.inner"},
+                                                                  {"own.reduce", "reduce.rows"},
+                                                                  {"own.gather", "gather.cached"},
+                                                                  {"own.batched_gemm", "gemm.batched"}}) {
+    const KernelEfficiency* e = p.efficiency(kc.first, kc.second);
+    ASSERT_NE(e, nullptr) << kc.first << " " << kc.second;
+    ASSERT_EQ(e->shapeClass, kc.second);
+    EXPECT_FALSE(e->curve.empty()) << kc.second;
+    EXPECT_NE(e->source.find("CPU backend"), std::string::npos) << e->source;
+  }
+  EXPECT_GE(p.traits.fuseAlpha, 0.0);
+  EXPECT_LE(p.traits.fuseAlpha, 2.0);
+  EXPECT_NE(p.traits.source.find("measured: CAGR's CPU backend ran one elementwise chain"), std::string::npos)
+      << p.traits.source;
+}
+
 TEST(ProfileCpu, PeaksMemoryAndTraitsAreMeasuredOrSaySoNot) {
   const QuickRun& run = quickRun();
   ASSERT_TRUE(run.profile.isOk()) << run.profile.status().message();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "cost/kernel_class.h"
 #include "hw/cuda/results_cuda.h"
 
 namespace cagr::cuda {
@@ -57,11 +58,22 @@ double gemmOverhead(const CudaResults& r, GemmKind k, std::string* from) {
 /// class boundary interpolates towards the neighbouring class's shapes instead
 /// of clamping. gemm.skinny (min dim <= 4) runs at rates unrelated to square
 /// shapes of the same FLOPs, so it carries only skinny shapes.
-std::vector<RatePoint> gemmCurve(const CudaResults& r, GemmKind k, const char* cls, double overhead) {
+///
+/// A tensor-core kernel's size classes take only its aligned shapes (N and K
+/// multiples of the matrix unit's alignment): misaligned ones run 2-4x
+/// slower at the same FLOPs and go to their own gemm.misaligned entry
+/// (fillMisaligned), from which the cost model reads the penalty. Skinny
+/// shapes (mostly misaligned by nature) all stay in gemm.skinny.
+bool inSizeCurves(const GemmRun& g, int alignElements) {
+  return gemmClassOf(g.dims) == "gemm.skinny" || !misalignedFor(g.kind, g.dims, alignElements);
+}
+
+std::vector<RatePoint> gemmCurve(const CudaResults& r, GemmKind k, const char* cls, double overhead, int align) {
   const bool skinny = std::string(cls) == "gemm.skinny";
   std::vector<RatePoint> pts;
   for (const GemmRun& g : r.gemm) {
     if (g.kind != k || g.t.median <= 0 || (gemmClassOf(g.dims) == "gemm.skinny") != skinny) continue;
+    if (!inSizeCurves(g, align)) continue;
     pts.push_back({g.dims.flops(), hw::netRate(g.dims.flops(), g.t.median, overhead)});
   }
   return makeRateCurve(std::move(pts));
@@ -69,11 +81,12 @@ std::vector<RatePoint> gemmCurve(const CudaResults& r, GemmKind k, const char* c
 
 void fillGemmClass(HardwareProfile& p, const CudaResults& r, GemmKind k, const char* cls, double overhead,
                    const std::string& overheadFrom, std::vector<double>& spreads) {
+  const int align = p.matrixUnit.alignElements;
   std::vector<double> flops, bytes, classSpreads;
   std::string shapes;
   int samples = 0;
   for (const GemmRun& g : r.gemm) {
-    if (g.kind != k || gemmClassOf(g.dims) != cls || g.t.median <= 0) continue;
+    if (g.kind != k || gemmClassOf(g.dims) != cls || g.t.median <= 0 || !inSizeCurves(g, align)) continue;
     flops.push_back(hw::netRate(g.dims.flops(), g.t.median, overhead));
     bytes.push_back(hw::netRate(g.dims.bytes(gemmElementBytes(k)), g.t.median, overhead));
     classSpreads.push_back(g.t.spread());
@@ -89,13 +102,15 @@ void fillGemmClass(HardwareProfile& p, const CudaResults& r, GemmKind k, const c
   e.bytesPerS = hw::median(bytes);
   e.overheadS = overhead;
   e.samples = samples;
-  e.curve = gemmCurve(r, k, cls, overhead);
+  e.curve = gemmCurve(r, k, cls, overhead, align);
   e.source = fmt(
       "measured on %s: %s on %s shapes (GFLOP/s) %s; median of per-shape medians (CUDA events), spread "
       "(p90-p10)/median %.1f%%; rates net of overhead_s; overhead_s: fastest tiny shape (%s); curve: net rate "
       "of every %s shape of this kernel (all classes), by FLOPs per call",
       r.dev.name.c_str(), e.kernel.c_str(), cls, shapes.c_str(), 100 * hw::median(classSpreads), overheadFrom.c_str(),
-      std::string(cls) == "gemm.skinny" ? "skinny" : "non-skinny");
+      std::string(cls) == "gemm.skinny" ? "skinny"
+      : tensorCoreKind(k)               ? "aligned non-skinny (N, K multiples of the tensor-core alignment)"
+                                        : "non-skinny");
   p.efficiencies.push_back(e);
 }
 
@@ -126,11 +141,52 @@ void fillPeaks(HardwareProfile& p, const CudaResults& r, ProfilerRunInfo* info) 
   }
 }
 
+/// A tensor-core kernel's misaligned non-skinny shapes as their own entry
+/// (class kMisalignedGemmClass) with their own curve; the source lists each
+/// shape's slow-down against the aligned curve at its FLOPs (what
+/// misalignmentPenalty() reads off the two curves).
+void fillMisaligned(HardwareProfile& p, const CudaResults& r, GemmKind k, double overhead,
+                    std::vector<double>& spreads) {
+  const KernelEfficiency* aligned = p.efficiency(gemmKindName(k), "gemm.medium");
+  if (aligned == nullptr || aligned->curve.empty()) return;
+  std::vector<RatePoint> pts;
+  std::vector<double> rates, penalties;
+  std::string shapes;
+  int samples = 0;
+  for (const GemmRun& g : r.gemm) {
+    if (g.kind != k || g.t.median <= 0 || inSizeCurves(g, p.matrixUnit.alignElements)) continue;
+    const double rate = hw::netRate(g.dims.flops(), g.t.median, overhead);
+    pts.push_back({g.dims.flops(), rate});
+    rates.push_back(rate);
+    penalties.push_back(aligned->rateAt(g.dims.flops()) / rate);
+    spreads.push_back(g.t.spread());
+    samples += g.t.samples;
+    shapes += fmt("%s%s %.1f (x%.2f)", shapes.empty() ? "" : ", ", g.dims.label().c_str(), g.flopsPerS() / 1e9,
+                  penalties.back());
+  }
+  if (pts.empty()) return;
+  KernelEfficiency e;
+  e.kernel = gemmKindName(k);
+  e.shapeClass = kMisalignedGemmClass;
+  e.flopsPerS = hw::median(rates);
+  e.overheadS = overhead;
+  e.samples = samples;
+  e.curve = makeRateCurve(std::move(pts));
+  e.source =
+      fmt("measured on %s: %s on shapes whose N or K is not a multiple of %d (GFLOP/s, slow-down vs the aligned "
+          "curve at the same FLOPs) %s; median slow-down x%.2f; curve: net rate of these shapes by FLOPs per call "
+          "(the cost model prices a misaligned call by aligned curve / this curve)",
+          r.dev.name.c_str(), e.kernel.c_str(), matrixUnitAlignment(p.matrixUnit.alignElements, gemmKindDtype(k)),
+          shapes.c_str(), hw::median(penalties));
+  p.efficiencies.push_back(e);
+}
+
 void fillGemm(HardwareProfile& p, const CudaResults& r, std::vector<double>& spreads, ProfilerRunInfo* info) {
   for (GemmKind k : allGemmKinds()) {
     std::string from;
     const double overhead = gemmOverhead(r, k, &from);
     for (const char* cls : kGemmClasses) fillGemmClass(p, r, k, cls, overhead, from, spreads);
+    if (tensorCoreKind(k)) fillMisaligned(p, r, k, overhead, spreads);
   }
   fillPeaks(p, r, info);
 }
@@ -270,12 +326,12 @@ StatusOr<HardwareProfile> assembleCudaProfile(const CudaResults& r, ProfilerRunI
   HardwareProfile p;
   std::vector<double> spreads;
   fillIdentity(p, r);
+  fillMatrixUnit(p, r.dev);  // before the GEMMs: their curves split by its alignment
   fillGemm(p, r, spreads, info);
   if (p.peakFlops.count("fp32") == 0) return internalError("cagr-profile-cuda: no fp32 GEMM produced a result");
   fillMemoryLevels(p, r, spreads);
   fillMemoryEfficiencies(p, r, spreads);
   fillLaunch(p, r, spreads);
-  fillMatrixUnit(p, r.dev);
   fillTraits(p, r, spreads);
   p.notes =
       fmt("measured by cagr-profile-cuda (%s mode) in %.1f s on %s; every rate is the median of repeated "

@@ -32,6 +32,19 @@ struct GemmDims {
 std::string gemmClassOf(const GemmDims& d);
 /// Profile shapes: the CPU profiler's list, 4096^3 and batch-4096 MLP layers.
 std::vector<GemmDims> profileGemmShapes(bool quick);
+/// Extra profile shapes for the tensor-core kernels (tf32, bf16): N or K
+/// not a multiple of 4 (odd, or 4 mod 8), tiny to large, so that their
+/// slow-down is measured apart from the aligned shapes that make the
+/// size-class curves (none of them is a validation shape).
+std::vector<GemmDims> misalignedGemmShapes(bool quick);
+/// Whether kernel `k` runs on tensor cores (tf32, bf16).
+bool tensorCoreKind(GemmKind k);
+/// Whether N or K of `d` is misaligned for kernel `k` on a matrix unit that
+/// wants `alignElements` 16-bit elements (cost/kernel_class.h
+/// matrixUnitAlignment); false for fp32 kernels.
+bool misalignedFor(GemmKind k, const GemmDims& d, int alignElements);
+/// profileGemmShapes then, for buffer sizing, misalignedGemmShapes.
+std::vector<GemmDims> allProfileGemmShapes(bool quick);
 /// Held-out shapes for --validate (none of them is in profileGemmShapes).
 std::vector<GemmDims> validationGemmShapes();
 double gemmElementBytes(GemmKind k);

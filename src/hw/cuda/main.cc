@@ -4,6 +4,7 @@
 //
 //   cagr-profile-cuda -o hw.json [--quick] [--budget S] [--quiet]
 //   cagr-profile-cuda --validate -o v.json [--quick] [--budget S] [--quiet]
+//   cagr-profile-cuda --self-test      (the profile fit on synthetic timings; no GPU needed)
 //
 // Progress bar on stderr; a summary on stdout, every figure labelled
 // "measured on <GPU>". Exit status: 0 ok, 1 failure (including "no CUDA
@@ -17,6 +18,7 @@
 #include <string>
 
 #include "hw/cuda/profiler_cuda.h"
+#include "hw/cuda/results_cuda.h"
 #include "hw/progress_bar.h"
 
 namespace {
@@ -28,7 +30,8 @@ constexpr const char* kUsage =
     "  --quick            fewer shapes and samples (about 20 s)\n"
     "  --budget S         time budget in seconds for the full run (default 90)\n"
     "  --validate         time held-out kernels and shapes instead of fitting a profile\n"
-    "  --quiet            no progress bar\n";
+    "  --quiet            no progress bar\n"
+    "  --self-test        check the profile fit on synthetic timings (no GPU needed) and exit\n";
 
 struct Args {
   std::string out;
@@ -68,6 +71,11 @@ bool parseArgs(int argc, char** argv, Args* a) {
       a->validate = true;
     } else if (arg == "--quiet") {
       a->quiet = true;
+    } else if (arg == "--self-test") {
+      const cagr::Status s = cagr::cuda::assemblySelfTest();
+      std::fprintf(s.isOk() ? stdout : stderr, "cagr-profile-cuda --self-test: %s\n",
+                   s.isOk() ? "ok" : s.message().c_str());
+      std::exit(s.isOk() ? 0 : 1);
     } else if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);

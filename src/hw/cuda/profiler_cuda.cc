@@ -9,14 +9,19 @@
 namespace cagr::cuda {
 namespace {
 
-/// GEMMs grouped by kernel; a shape a kernel cannot run (no cuBLASLt
-/// algorithm) is recorded as skipped, any other failure stops the run.
+/// GEMMs grouped by kernel (the tensor-core kernels also at the misaligned
+/// shapes); a shape a kernel cannot run (no cuBLASLt algorithm) is recorded
+/// as skipped, any other failure stops the run.
 void planGemm(std::vector<Step>& steps, CudaResults& r, std::unique_ptr<GemmBench>& gemm, double gemmS) {
-  const std::vector<GemmDims> shapes = profileGemmShapes(r.quick);
   const std::vector<GemmKind> kinds = allGemmKinds();
-  const double per = gemmS / static_cast<double>(shapes.size() * kinds.size());
+  auto shapesFor = [&r](GemmKind k) {
+    return tensorCoreKind(k) ? allProfileGemmShapes(r.quick) : profileGemmShapes(r.quick);
+  };
+  size_t calls = 0;
+  for (GemmKind k : kinds) calls += shapesFor(k).size();
+  const double per = gemmS / static_cast<double>(calls);
   for (GemmKind k : kinds) {
-    for (const GemmDims& d : shapes) {
+    for (const GemmDims& d : shapesFor(k)) {
       steps.push_back({"gemm " + d.label() + " " + gemmKindName(k), planFor(r.quick, per),
                        [&r, &gemm, k, d](const GpuTimingPlan& plan) -> Status {
                          StatusOr<hw::Timing> t = gemm->time(k, d, plan);
@@ -105,7 +110,7 @@ StatusOr<HardwareProfile> profileCuda(const ProfilerOptions& opts, const Profile
   const double budget = opts.quick ? std::min(opts.budgetSeconds, 12.0) : opts.budgetSeconds;
   const double planned = 0.6 * budget;
   if (progress) progress(0, "setup: cuBLAS, buffers, correctness check");
-  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<GemmBench> gemm, GemmBench::create(profileGemmShapes(opts.quick), stream.s));
+  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<GemmBench> gemm, GemmBench::create(allProfileGemmShapes(opts.quick), stream.s));
   CAGR_RETURN_IF_ERROR(gemm->checkAll().withContext("cagr-profile-cuda: GEMM correctness check"));
   CAGR_RETURN_IF_ERROR(
       gemm->warmUp(profileGemmShapes(opts.quick), opts.quick ? 0.2 : 0.5).withContext("cagr-profile-cuda: warm-up"));

@@ -38,6 +38,10 @@ struct CudaResults {
 /// Fits efficiencies, memory levels, peaks, launch latency and traits.
 StatusOr<HardwareProfile> assembleCudaProfile(const CudaResults& r, ProfilerRunInfo* info);
 
+/// `--self-test` (self_test.cc): the fit above on synthetic timings, no GPU
+/// needed; an error says which check failed.
+Status assemblySelfTest();
+
 /// One planned benchmark.
 struct Step {
   std::string what;
