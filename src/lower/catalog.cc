@@ -48,7 +48,8 @@ std::vector<KernelInfo> buildCatalog() {
        "generated table-batched embedding bag, vectorised row loads"},
       {"nvrtc.interaction", B::kCuda, P::kInteraction, "own.gather", 0, kHalf, "generated lookups + interaction"},
       {"nvrtc.fm", B::kCuda, P::kFM, "own.gather", 0, kHalf, "generated lookups + FM"},
-      {"nvrtc.cin", B::kCuda, P::kCin, "cublas.sgemm", 0, kHalf, "generated CIN layer, no outer product in memory"},
+      {"nvrtc.cin", B::kCuda, P::kCin, "cublas.sgemm", 0, kTensorCore,
+       "generated CIN layer, no outer product in memory (wmma for tf32/bf16/f16)"},
       {"nvrtc.concat_inplace", B::kCuda, P::kConcatInPlace, "", 0, kHalf, "producers write into the concat buffer"},
       // ---- HIP (AMD) ----
       {"rocblas.sgemm", B::kHip, P::kGemm, "rocblas.sgemm", ops::kViews, kHalf, "rocBLAS GEMM, no epilogue"},
