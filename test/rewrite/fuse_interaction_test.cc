@@ -190,15 +190,15 @@ TEST(FuseInteractionTest, CinLayers) {
 }
 
 TEST(FuseInteractionTest, NoKernelForTheMathMode) {
-  // nvrtc.cin runs f32 / bf16 / f16 math; a tf32 CIN has no fused kernel on the H200.
-  Target gpu = rwtest::target("h200");
+  // hip.cin runs f32 / bf16 / f16 math; a tf32 CIN has no fused kernel on the MI250X.
+  Target gpu = rwtest::target("mi250x");
   Graph g = rwtest::parse(cin(R"(, cagr.math = "tf32")"));
   auto cs = candidatesOf(g, gpu, ActionKind::kFuseInteraction, true);
   ASSERT_EQ(cs.size(), 2u);
   EXPECT_EQ(members(g, cs[0]), "cin1");
-  EXPECT_NE(cs[0].reason.find("nvrtc.cin has no tf32 math"), std::string::npos) << cs[0].reason;
+  EXPECT_NE(cs[0].reason.find("hip.cin has no tf32 math"), std::string::npos) << cs[0].reason;
   EXPECT_TRUE(cs[1].legal());
-  EXPECT_EQ(cs[1].action.choice, "nvrtc.cin");
+  EXPECT_EQ(cs[1].action.choice, "hip.cin");
   Graph before = g;
   EXPECT_FALSE(applyAction(g, gpu, cs[0].action).isOk());
   EXPECT_EQ(printGraph(g), printGraph(before));
