@@ -1,7 +1,7 @@
 // Policies (DESIGN §4): what to do, given the legal actions the rewrite
 // engine offers and the rewards the cost model gives. All behind one
-// interface: none, random, greedy, beam (width k), exhaustive (small graphs);
-// the learned GAT+FiLM policy (issue 7) is another implementation.
+// interface: none, random, greedy, beam (width k), exhaustive (small graphs),
+// and rl, the learned GAT+FiLM policy (issue 7, src/policy/rl_*).
 #pragma once
 
 #include <memory>
@@ -29,8 +29,17 @@ class Policy {
   virtual Status run(Env& env) = 0;
 };
 
-/// "none", "random", "greedy", "beam" (width from options), "beam:K", "exhaustive".
+/// "none", "random", "greedy", "beam" (width from options), "beam:K", "exhaustive",
+/// "rl" (the default trained policy) or "rl:PATH" (an .rlp weights file).
 StatusOr<std::unique_ptr<Policy>> makePolicy(const std::string& name, const PolicyOptions& opts = {});
+
+/// The learned GAT+FiLM policy (issue 7), run greedily by the core's own
+/// forward pass; weights from `path`, or the default policy when empty.
+StatusOr<std::unique_ptr<Policy>> makeRlPolicy(const std::string& path = "");
+/// Where the default policy file is: $CAGR_RL_POLICY, else
+/// policies/default.rlp next to or one above the running binary, else in the
+/// working directory.
+StatusOr<std::string> defaultRlPolicyPath();
 
 /// The result of optimizing one graph for one target.
 struct OptimizeResult {

@@ -221,7 +221,10 @@ StatusOr<std::unique_ptr<Policy>> makePolicy(const std::string& name, const Poli
     if (k < 1) return invalidArgument("beam width in '" + name + "' must be a positive integer");
     return std::unique_ptr<Policy>(new BeamPolicy(k, opts.minGain));
   }
-  return invalidArgument("unknown policy '" + name + "' (none, random, greedy, beam, beam:K, exhaustive)");
+  if (name == "rl") return makeRlPolicy();
+  if (name.rfind("rl:", 0) == 0) return makeRlPolicy(name.substr(3));
+  return invalidArgument("unknown policy '" + name +
+                         "' (none, random, greedy, beam, beam:K, exhaustive, rl, rl:PATH)");
 }
 
 StatusOr<OptimizeResult> optimize(const Graph& g, const Target& t, Policy& policy, const EnvConfig& cfg) {

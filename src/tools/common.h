@@ -33,5 +33,6 @@ void addExport(CLI::App& app, int& exitCode);
 void addProfile(CLI::App& app, int& exitCode);
 void addOptimize(CLI::App& app, int& exitCode);
 void addBench(CLI::App& app, int& exitCode);
+void addTrain(CLI::App& app, int& exitCode);
 
 }  // namespace cagr::tools

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   cagr::tools::addProfile(app, exitCode);
   cagr::tools::addOptimize(app, exitCode);
   cagr::tools::addBench(app, exitCode);
+  cagr::tools::addTrain(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,59 @@
+// Training the RL policy (issue 7): imitation of a search policy's
+// trajectories, then PPO, across platforms, under a curriculum. The public
+// face of src/train (no LibTorch in this header): options and one call.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cagr/env.h"
+#include "policy/rl_model.h"
+
+namespace cagr::train {
+
+struct TrainOptions {
+  std::vector<std::string> platforms;  // built-in names or profile JSON paths
+  std::vector<std::string> models;     // zoo models (zoo/onnx/<m>.dynamo.onnx)
+  std::string repoDir = ".";           // where zoo/ is
+  std::string output = "policy.rlp";
+  std::string checkpointDir;      // a checkpoint per evaluation, when set
+  std::string init;               // start from these weights (fine-tuning)
+  std::string expert = "beam:8";  // the search policy imitated
+  uint64_t seed = 1;
+  int threads = 2;            // rollouts, expert runs, evaluation (LibTorch: 1)
+  int syntheticPerStage = 8;  // synthetic curriculum graphs per stage
+  bool imitation = true, curriculum = true;
+  int bcEpochs = 24;
+  int bcMinibatch = 64;
+  double bcLr = 2e-3;
+  int updates = 150;            // PPO updates
+  int episodesPerPlatform = 4;  // per update: the batch is balanced across platforms
+  int ppoEpochs = 3, ppoMinibatch = 64;
+  double lr = 3e-4, clip = 0.2, gamma = 1.0, lambda = 0.95, entropyCoef = 0.01, valueCoef = 0.5;
+  int evalEvery = 10;  // greedy evaluation (and checkpoint) every N updates
+  double minutes = 0;  // wall-clock budget (0: none); a timed-out run is not byte-reproducible
+  rl::ModelConfig model;
+  EnvConfig env;        // batch, lambda_m, lambda_c (0.2), maxSteps
+  std::string command;  // the command line, recorded in the policy file
+};
+
+/// What a run produced (the policy file is written to options.output).
+struct TrainReport {
+  double bestEvalReturn = 0;  // mean greedy return on the zoo training cells (modelled)
+  double expertReturn = 0;    // the expert's mean return on the same cells (0 without imitation)
+  int updatesDone = 0, bcEpochsDone = 0;
+  std::vector<double> bcLoss, bcAccuracy;  // per imitation epoch
+  std::string selected;                    // which evaluation the written policy comes from
+};
+
+/// Trains and writes the policy; progress lines go to `log`.
+StatusOr<TrainReport> train(const TrainOptions& o, std::ostream& log);
+
+/// Hardware normalisation from the training platforms' context vectors:
+/// mean and max(std, 0.25) per feature.
+void hwNormalisation(const std::vector<std::vector<float>>& contexts, std::vector<float>& mean,
+                     std::vector<float>& scale);
+
+}  // namespace cagr::train

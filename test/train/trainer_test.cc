@@ -1,0 +1,167 @@
+// The trainer: the same seed gives the same policy bytes (one thread), a
+// different seed different ones; imitation raises the expert-action
+// accuracy; checkpoints are written; expert replays reproduce the search
+// policy's return; the curriculum classifies graphs by stage; fine-tuning
+// starts from a policy's score; and a mismatched --init file is a clear error.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cagr/policy.h"
+#include "rewrite/rewrite_test_util.h"
+#include "train/episodes.h"
+#include "train/trainer.h"
+
+namespace cagr::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string tempDir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("cagr_train_test_" + name + "_" + std::to_string(::getpid()));
+  fs::create_directories(p);
+  return p.string();
+}
+
+std::string bytesOf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A small run: synthetic graphs only, two platforms, one thread.
+TrainOptions tiny(const std::string& out, uint64_t seed) {
+  TrainOptions o;
+  o.platforms = {"h200", "x86-64"};
+  o.models = {};
+  o.output = out;
+  o.seed = seed;
+  o.threads = 1;
+  o.syntheticPerStage = 2;
+  o.expert = "beam:2";
+  o.bcEpochs = 3;
+  o.updates = 2;
+  o.episodesPerPlatform = 1;
+  o.evalEvery = 1;
+  o.model.hidden = 32;
+  o.model.layers = 2;
+  o.command = "test";
+  return o;
+}
+
+TEST(Trainer, SameSeedSameBytesAndCheckpoints) {
+  std::string dir = tempDir("seed");
+  std::ostringstream log;
+  TrainOptions a = tiny(dir + "/a.rlp", 5);
+  a.checkpointDir = dir;
+  ASSERT_TRUE(train(a, log).isOk()) << log.str();
+  ASSERT_TRUE(train(tiny(dir + "/b.rlp", 5), log).isOk()) << log.str();
+  ASSERT_TRUE(train(tiny(dir + "/c.rlp", 6), log).isOk()) << log.str();
+  std::string ba = bytesOf(dir + "/a.rlp");
+  ASSERT_FALSE(ba.empty());
+  EXPECT_EQ(ba, bytesOf(dir + "/b.rlp"));
+  EXPECT_NE(ba, bytesOf(dir + "/c.rlp"));
+  EXPECT_TRUE(fs::exists(dir + "/after_imitation.rlp"));
+  EXPECT_TRUE(fs::exists(dir + "/after_update_2.rlp"));
+  // The progress lines carry reward, entropy and per-platform returns.
+  EXPECT_NE(log.str().find("mean return"), std::string::npos);
+  EXPECT_NE(log.str().find("entropy"), std::string::npos);
+  EXPECT_NE(log.str().find("return by platform: h200"), std::string::npos);
+  // The written policy loads and runs as `--policy rl:FILE`.
+  auto policy = makePolicy("rl:" + dir + "/a.rlp");
+  ASSERT_TRUE(policy.isOk()) << policy.status().message();
+  fs::remove_all(dir);
+}
+
+TEST(Trainer, ImitationRaisesExpertAccuracy) {
+  std::string dir = tempDir("bc");
+  TrainOptions o = tiny(dir + "/p.rlp", 3);
+  o.curriculum = false;  // the same data every epoch
+  o.bcEpochs = 8;
+  o.bcMinibatch = 16;
+  o.bcLr = 3e-3;
+  o.updates = 0;
+  std::ostringstream log;
+  auto r = train(o, log);
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  ASSERT_EQ(r->bcAccuracy.size(), 8u);
+  EXPECT_GT(r->bcAccuracy.back(), r->bcAccuracy.front() + 0.1) << log.str();
+  EXPECT_LT(r->bcLoss.back(), r->bcLoss.front()) << log.str();
+  fs::remove_all(dir);
+}
+
+TEST(Trainer, ExpertReplayReproducesTheSearch) {
+  Task t{"deepfm", rwtest::zoo("deepfm"), 0, false};
+  t.stage = curriculumStage(t.graph);
+  EXPECT_EQ(t.stage, kStageInteractions);
+  Platform p{"a100", rwtest::target("a100")};
+  EnvConfig cfg;
+  auto e = expertEpisode("beam:2", t, 0, p, 0, cfg);
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  auto search = makePolicy("beam:2");
+  auto r = optimize(t.graph, p.target, **search, cfg);
+  ASSERT_TRUE(r.isOk());
+  EXPECT_NEAR(e->episodeReturn, r->episodeReturn, 1e-9);
+  ASSERT_FALSE(e->samples.empty());
+  // Each decision's targets start with the expert's own action and name legal actions.
+  for (const Sample& s : e->samples) {
+    ASSERT_FALSE(s.targets.empty());
+    EXPECT_EQ(s.targets.front(), s.action);
+    for (int k : s.targets) EXPECT_LT(k, static_cast<int>(s.obs.actionNodes.size()));
+  }
+  // Returns to go: the first is the whole return.
+  EXPECT_NEAR(e->samples.front().ret, e->episodeReturn, 1e-4);
+  // The last recorded decision is stop (unless the step limit ended it).
+  const Sample& last = e->samples.back();
+  if (static_cast<int>(e->samples.size()) <= cfg.maxSteps) {
+    EXPECT_EQ(last.action + 1, static_cast<int>(last.obs.actionNodes.size()));
+  }
+}
+
+TEST(Trainer, CurriculumStagesAndSchedule) {
+  auto tasks = syntheticTasks(2, 9);
+  ASSERT_TRUE(tasks.isOk()) << tasks.status().message();
+  ASSERT_EQ(tasks->size(), 6u);
+  for (const Task& t : *tasks) EXPECT_EQ(curriculumStage(t.graph), t.stage) << t.name;
+  EXPECT_EQ(curriculumStage(rwtest::zoo("dlrm_criteo")), kStageInteractions);
+  EXPECT_EQ(allowedStage(0.0, true), kStageMlp);
+  EXPECT_EQ(allowedStage(0.3, true), kStageEmbeddings);
+  EXPECT_EQ(allowedStage(0.9, true), kStageInteractions);
+  EXPECT_EQ(allowedStage(0.0, false), kStageInteractions);
+}
+
+TEST(Trainer, FineTunesFromAPolicyAndRefusesAMismatch) {
+  std::string dir = tempDir("init");
+  TrainOptions o = tiny(dir + "/p.rlp", 1);
+  o.bcEpochs = 1;
+  o.updates = 0;
+  std::ostringstream log;
+  ASSERT_TRUE(train(o, log).isOk()) << log.str();
+  // Fine-tuning: no imitation, a few PPO updates on one platform, starting
+  // from p.rlp, whose own score is evaluated first and kept if nothing beats it.
+  TrainOptions f = tiny(dir + "/f.rlp", 2);
+  f.init = dir + "/p.rlp";
+  f.imitation = false;
+  f.platforms = {"tpu-v4"};
+  f.updates = 2;
+  std::ostringstream flog;
+  auto ft = train(f, flog);
+  ASSERT_TRUE(ft.isOk()) << ft.status().message();
+  EXPECT_NE(flog.str().find("[eval initial weights]"), std::string::npos) << flog.str();
+  EXPECT_EQ(ft->updatesDone, 2);
+  EXPECT_FALSE(ft->selected.empty());
+  // Another network shape is refused, naming the file.
+  TrainOptions bad = tiny(dir + "/q.rlp", 1);
+  bad.init = dir + "/p.rlp";
+  bad.model.hidden = 64;
+  auto r = train(bad, log);
+  ASSERT_FALSE(r.isOk());
+  EXPECT_NE(r.status().message().find("--init " + dir + "/p.rlp"), std::string::npos) << r.status().message();
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cagr::train
