@@ -174,7 +174,7 @@ class CpuExecutable : public Executable {
 };
 
 StatusOr<std::unique_ptr<Step>> buildStep(const StepRequest& r) {
-  for (StepFactory f : {makeGemmStep, makeEmbeddingStep, makeRecStep, makeEltwiseStep, makeReferenceStep}) {
+  for (StepFactory f : {makeGemmStep, makeEmbeddingStep, makeRecStep, makeEltwiseStep, makeSpmmStep, makeReferenceStep}) {
     auto s = f(r);
     if (s.isOk()) return s;
     if (s.status().code() != ErrorCode::kUnsupported) return s.status();

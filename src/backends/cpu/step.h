@@ -76,6 +76,7 @@ StatusOr<std::unique_ptr<Step>> makeGemmStep(const StepRequest& r);       // gem
 StatusOr<std::unique_ptr<Step>> makeEmbeddingStep(const StepRequest& r);  // embedding_step.cc: Gather / EmbeddingBag(s) + tail
 StatusOr<std::unique_ptr<Step>> makeRecStep(const StepRequest& r);        // rec_step.cc: Interaction, FM, CIN (fused forms)
 StatusOr<std::unique_ptr<Step>> makeEltwiseStep(const StepRequest& r);    // eltwise_step.cc: eltwise chains, reductions, movement
+StatusOr<std::unique_ptr<Step>> makeSpmmStep(const StepRequest& r);       // spmm_step.cc: CSR SpMM, fp32
 StatusOr<std::unique_ptr<Step>> makeReferenceStep(const StepRequest& r);  // reference_step.cc: any group, node by node
 
 }  // namespace cagr::cpu
