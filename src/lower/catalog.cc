@@ -50,6 +50,8 @@ std::vector<KernelInfo> buildCatalog() {
       {"nvrtc.fm", B::kCuda, P::kFM, "own.gather", 0, kHalf, "generated lookups + FM"},
       {"nvrtc.cin", B::kCuda, P::kCin, "cublas.sgemm", 0, kTensorCore,
        "generated CIN layer, no outer product in memory (wmma for tf32/bf16/f16)"},
+      {"cublaslt.cin", B::kCuda, P::kCin, "cublaslt.matmul", 0, kTensorCore,
+       "CIN layer as outer-product chunks in a bounded scratch times one cuBLASLt GEMM each"},
       {"nvrtc.concat_inplace", B::kCuda, P::kConcatInPlace, "", 0, kHalf, "producers write into the concat buffer"},
       // ---- HIP (AMD) ----
       {"rocblas.sgemm", B::kHip, P::kGemm, "rocblas.sgemm", ops::kViews, kHalf, "rocBLAS GEMM, no epilogue"},

@@ -10,6 +10,7 @@
 
 #if CAGR_HAVE_CUDA
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -128,10 +129,38 @@ void PrintTo(const ZooCase& c, std::ostream* os) {
 
 class ZooCodegen : public ::testing::TestWithParam<ZooCase> {};
 
+// Sets $CAGR_CUDA_CIN for one scope (the lowering's override of every CIN
+// layer's kernel), restoring the old value after.
+class ForceCin {
+ public:
+  explicit ForceCin(const char* kernel) {
+    const char* old = std::getenv("CAGR_CUDA_CIN");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv("CAGR_CUDA_CIN", kernel, 1);
+  }
+  ~ForceCin() {
+    if (had_) {
+      setenv("CAGR_CUDA_CIN", old_.c_str(), 1);
+    } else {
+      unsetenv("CAGR_CUDA_CIN");
+    }
+  }
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
+
 TEST_P(ZooCodegen, EveryGeneratedGroupCompilesForSm90a) {
   const ZooCase& c = GetParam();
   Graph plan = optimized(rwtest::zoo(c.model), c.policy);
   lowerAndCompile(plan, c.model + "/" + c.policy);
+  bool cin = std::any_of(plan.nodes().begin(), plan.nodes().end(), [](const Node& n) { return n.op == OpKind::kCIN; });
+  if (cin) {  // and with every CIN layer on cublaslt.cin: its kernels around the GEMM
+    ForceCin force("cublaslt");
+    lowerAndCompile(plan, c.model + "/" + c.policy + " on cublaslt.cin");
+  }
 }
 
 std::vector<ZooCase> zooCases() {
@@ -219,6 +248,77 @@ TEST(CudaCodegenPrecision, CinMathModesCompile) {
     }
   }
   compileAndCheck(prog->moduleSource, prog->kernels, "xdeepfm cin tf32/bf16/f16");
+}
+
+TEST(CudaCodegenPrecision, CinOnCublasLtInEveryMathMode) {
+  // xdeepfm's CIN layers on cublaslt.cin (the plan's choice, no override):
+  // f32 / tf32 / bf16, then f16; one kCinGemm step each, W rounded for the
+  // reduced modes, Z rows padded to 16 bytes, the module compiles.
+  const Graph base = optimized(rwtest::zoo("xdeepfm"), "greedy");
+  auto lt = kernelByName("cublaslt.cin");
+  ASSERT_TRUE(lt.isOk()) << lt.status().message();
+  for (auto modes : {std::vector<Precision>{Precision::kF32, Precision::kTF32, Precision::kBF16},
+                     std::vector<Precision>{Precision::kF16, Precision::kF16, Precision::kF16}}) {
+    Graph g = base;
+    size_t cins = 0;
+    for (Node& n : g.mutableNodes()) {
+      if (n.op != OpKind::kCIN || cins >= modes.size()) continue;
+      n.mir.math = modes[cins++];
+      n.mir.kernel = *lt;
+    }
+    ASSERT_EQ(cins, 3u);
+    ASSERT_TRUE(verifyPlan(g, h200()).isOk()) << verifyPlan(g, h200()).message();
+    auto prog = cuda::lowerPlan(g, h200());
+    ASSERT_TRUE(prog.isOk()) << prog.status().message();
+    ASSERT_EQ(prog->cins.size(), 3u);
+    std::vector<std::string> names;
+    for (const auto& s : prog->steps) {
+      if (s.kind == cuda::StepKind::kCinGemm) names.push_back(s.name);
+      if (s.kind == cuda::StepKind::kGenerated) {
+        EXPECT_EQ(prog->kernels[static_cast<size_t>(s.kernel)].name.rfind("nvrtc.cin", 0), std::string::npos);
+      }
+    }
+    ASSERT_EQ(names.size(), 3u);
+    EXPECT_EQ(names[0], std::string("cublaslt.cin[200x22x22, ") + precisionName(modes[0]) + "]");
+    EXPECT_EQ(names[1], std::string("cublaslt.cin[200x200x22, ") + precisionName(modes[1]) + "]");
+    for (size_t i = 0; i < 3; ++i) {
+      const cuda::CinGemm& c = prog->cins[i];
+      EXPECT_EQ(c.wKernel >= 0, c.math != Precision::kF32) << i;
+      EXPECT_EQ(c.ldz * static_cast<int64_t>(c.elementBytes) % 16, 0) << i;
+      EXPECT_GE(c.ldz, c.K());
+      EXPECT_EQ(prog->kernels[static_cast<size_t>(c.zKernel)].name.find("outer product") != std::string::npos, true);
+      // A chunk's Z and Y stay within the budget; every sample is covered.
+      int64_t rows = c.chunkRows(4096, cuda::kCinChunkBudget);
+      EXPECT_GE(rows, 1);
+      EXPECT_LE(static_cast<size_t>(rows) * c.bytesPerSample(), cuda::kCinChunkBudget);
+      EXPECT_LE(c.scratchBytes(4096, cuda::kCinChunkBudget), cuda::kCinChunkBudget + c.weightBytes() + 1024);
+      EXPECT_EQ(c.chunkRows(1, cuda::kCinChunkBudget), 1);
+      EXPECT_EQ(c.chunkRows(4096, 1), 1);
+    }
+    checkLaunches(g, prog->kernels);
+    compileAndCheck(prog->moduleSource, prog->kernels, std::string("xdeepfm cublaslt.cin ") + precisionName(modes[0]));
+  }
+}
+
+TEST(CudaCodegenPrecision, CinOverrideChoosesEitherKernel) {
+  Graph g = optimized(rwtest::zoo("xdeepfm"), "greedy");
+  const auto count = [&](cuda::StepKind kind, const std::string& prefix) {
+    auto p = cuda::lowerPlan(g, h200());
+    EXPECT_TRUE(p.isOk()) << p.status().message();
+    int n = 0;
+    for (const auto& s : p.isOk() ? p->steps : std::vector<cuda::ProgramStep>{}) {
+      n += s.kind == kind && s.name.rfind(prefix, 0) == 0;
+    }
+    return n;
+  };
+  {
+    ForceCin force("cublaslt");
+    EXPECT_EQ(count(cuda::StepKind::kCinGemm, "cublaslt.cin["), 3);
+  }
+  {
+    ForceCin force("nvrtc");
+    EXPECT_EQ(count(cuda::StepKind::kGenerated, "nvrtc.cin["), 3);
+  }
 }
 
 TEST(CudaCodegenPrecision, GeneratedGemmsWithEpiloguesCompile) {

@@ -84,7 +84,7 @@ Status CudaExecutable::loadModule(const CompiledModule& module) {
 Status CudaExecutable::createStreams() {
   std::vector<char> hasGemm(static_cast<size_t>(prog_.numStreams()), 0);
   for (const ProgramStep& s : prog_.steps) {
-    if (s.kind == StepKind::kLibraryGemm) hasGemm[static_cast<size_t>(s.stream)] = 1;
+    if (s.kind != StepKind::kGenerated) hasGemm[static_cast<size_t>(s.stream)] = 1;
   }
   for (int i = 0; i < prog_.numStreams(); ++i) {
     CAGR_ASSIGN_OR_RETURN(StreamPtr s, newStream());
@@ -168,6 +168,10 @@ Status CudaExecutable::prepareSteps(Batch& bt) {
       CAGR_RETURN_IF_ERROR(prepareLaunch(bt, s));
       continue;
     }
+    if (st.kind == StepKind::kCinGemm) {
+      CAGR_RETURN_IF_ERROR(prepareCin(bt, s));
+      continue;
+    }
     const LibraryGemm& p = prog_.gemms[static_cast<size_t>(st.gemm)];
     const auto& shape = [&](ValueId v) -> const std::vector<int64_t>& { return bt.plan.shape[static_cast<size_t>(v)]; };
     CAGR_ASSIGN_OR_RETURN(cpu::GemmShape gs, gemmShape(p, shape(p.anchor.a), shape(p.anchor.b)));
@@ -183,6 +187,7 @@ Status CudaExecutable::prepareSteps(Batch& bt) {
     CAGR_ASSIGN_OR_RETURN(bt.gemm[s], PreparedGemm::create(*blas_, p, *call, buf, workspacePerStream_, stepWhere(s)));
     bt.shapes[s] = " " + gemmShapeText(gs, p.math);
   }
+  CAGR_RETURN_IF_ERROR(allocateCinScratch(bt));
   if (prog_.numStreams() > 1) {
     CAGR_ASSIGN_OR_RETURN(bt.fork, newEvent(false));
     for (int i = 1; i < prog_.numStreams(); ++i) {
@@ -309,7 +314,8 @@ int64_t CudaExecutable::peakMemoryBytes() const {
   if (last_ == nullptr) return 0;
   size_t slices =
       static_cast<size_t>(std::count_if(workspaceSlice_.begin(), workspaceSlice_.end(), [](int i) { return i >= 0; }));
-  return static_cast<int64_t>(last_->plan.size + weightBytes_ + workspacePerStream_ * slices);
+  return static_cast<int64_t>(last_->plan.size + weightBytes_ + workspacePerStream_ * slices +
+                              last_->cinScratchBytes);
 }
 
 std::vector<std::string> CudaExecutable::kernelReport() const {

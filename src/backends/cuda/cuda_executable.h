@@ -54,6 +54,8 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   StatusOr<std::unique_ptr<Batch>> makeBatch(const SymbolBindings& b);
   Status prepareSteps(Batch& bt);
   Status prepareLaunch(Batch& bt, size_t step);
+  Status prepareCin(Batch& bt, size_t step);  // a kCinGemm step (cuda_executable_cin.cc)
+  Status allocateCinScratch(Batch& bt);       // after every step is prepared
   /// Stages `given` in pinned memory and copies it to the device (stream 0).
   Status upload(Batch& bt, const std::vector<Tensor>& given);
   Status copyIn(Batch& bt);   // staged inputs -> device

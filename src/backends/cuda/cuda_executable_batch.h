@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/cuda_cin_run.h"
 #include "backends/cuda/cuda_executable.h"
 
 namespace cagr::cuda {
@@ -27,6 +28,10 @@ struct CudaExecutable::Batch {
   std::vector<EventPtr> join;                       // per stream > 0: stream 0 waits for its end
   GraphExecPtr graph;                               // captured on the first run at this size
   std::vector<std::string> shapes;                  // per step: " [MxNxK f32]" for library GEMMs
+  std::vector<std::unique_ptr<PreparedCin>> cin;    // per step: the cublaslt.cin layer (kCinGemm steps)
+  DevicePtr cinScratch;                             // the CIN steps' outer-product chunks, a slice per stream
+  std::vector<size_t> cinScratchOffset;             // per stream: its slice's offset
+  size_t cinScratchBytes = 0;
 };
 
 }  // namespace cagr::cuda

@@ -44,9 +44,13 @@ StatusOr<std::vector<std::pair<EventPtr, EventPtr>>> timingPairs(size_t n) {
 Status CudaExecutable::enqueueStep(Batch& bt, size_t s) {
   const ProgramStep& st = prog_.steps[s];
   cudaStream_t stream = streams_[static_cast<size_t>(st.stream)].get();
-  if (st.kind == StepKind::kLibraryGemm) {
+  if (st.kind != StepKind::kGenerated) {
     const int slice = workspaceSlice_[static_cast<size_t>(st.stream)];
     void* ws = static_cast<std::byte*>(workspace_.get()) + static_cast<size_t>(slice) * workspacePerStream_;
+    if (st.kind == StepKind::kCinGemm) {
+      const size_t at = bt.cinScratchOffset[static_cast<size_t>(st.stream)];
+      return bt.cin[s]->enqueue(stream, ws, static_cast<std::byte*>(bt.cinScratch.get()) + at);
+    }
     return bt.gemm[s]->enqueue(stream, ws);
   }
   const Launch& l = bt.launch[s];

@@ -4,6 +4,7 @@
 // views to aliases; then the streams, the waits between steps and the
 // happens-before order the arena planner relies on.
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "backends/cuda/cuda_program.h"
@@ -14,6 +15,16 @@ namespace cagr::cuda {
 namespace {
 
 constexpr int64_t kNominalSymbol = 7;  // symbol value a GEMM's layout is checked at when lowering
+
+// Whether a CIN layer whose plan kernel is `k` runs on cublaslt.cin:
+// $CAGR_CUDA_CIN=cublaslt / nvrtc overrides the plan for every layer (a
+// side-by-side of the two kernels on one plan), else the plan decides.
+bool cinOnCublasLt(KernelId k) {
+  const char* env = std::getenv("CAGR_CUDA_CIN");
+  std::string force = env != nullptr ? env : "";
+  if (force == "cublaslt" || force == "nvrtc") return force == "cublaslt";
+  return k != 0 && std::string(kernelInfo(k).name) == "cublaslt.cin";
+}
 
 class Lowering {
  public:
@@ -29,6 +40,12 @@ class Lowering {
     CAGR_ASSIGN_OR_RETURN(GroupShape shape, classifyGroup(g_, members));
     KernelId k = g_.node(shape.anchor).mir.kernel;
     std::string note;
+    if (shape.pattern == Pattern::kCin && cinOnCublasLt(k)) {
+      auto cin = addCinGemm(members, shape);
+      if (cin.isOk() || cin.code() != ErrorCode::kUnsupported) return cin;
+      note = " (plan asked cublaslt.cin: " + cin.message() + ")";
+      k = 0;
+    }
     if (shape.pattern == Pattern::kGemm) {
       auto lib = libraryFor(members, shape.anchor, k);
       if (lib.isOk()) return addLibraryGemm(std::move(*lib));
@@ -107,6 +124,36 @@ class Lowering {
       CAGR_ASSIGN_OR_RETURN(KernelId eltwise, kernelByName("nvrtc.eltwise"));
       CAGR_RETURN_IF_ERROR(addGenerated(piece, shape, eltwise, groupOutputs(g_, uses_, piece), ""));
     }
+    return Status::ok();
+  }
+
+  // A cublaslt.cin layer: its three generated kernels (two for f32) in the
+  // module and one step that runs them around cuBLASLt per batch chunk.
+  Status addCinGemm(const std::vector<NodeId>& members, const GroupShape& shape) {
+    if (p_.kernels.empty() && p_.moduleSource.empty()) p_.moduleSource = moduleHeader();
+    CodegenRequest r{g_, members, shape, g_.node(shape.anchor).mir.kernel, groupOutputs(g_, uses_, members)};
+    std::string src = p_.moduleSource;
+    std::vector<GeneratedKernel> kernels;
+    CAGR_ASSIGN_OR_RETURN(CinGemm c, gen::generateCinGemm(r, src, kernels));
+    p_.moduleSource = std::move(src);
+    ProgramStep s;
+    s.kind = StepKind::kCinGemm;
+    s.nodes = members;
+    s.cin = static_cast<int>(p_.cins.size());
+    s.name = kernels.back().name.substr(0, kernels.back().name.find(',')) + ", " + precisionName(c.math) + "]";
+    int next = static_cast<int>(p_.kernels.size());
+    if (c.math != Precision::kF32) c.wKernel = next++;
+    c.zKernel = next++;
+    c.outKernel = next;
+    for (GeneratedKernel& k : kernels) p_.kernels.push_back(std::move(k));
+    for (ValueId v : {c.xk, c.x0, c.w, c.bias}) {
+      if (v == kNoValue) continue;
+      s.reads.push_back(v);
+      if (g_.isConstant(p_.root(v))) s.constants.push_back({p_.root(v), false, 0});
+    }
+    s.writes = {c.out};
+    p_.cins.push_back(c);
+    p_.steps.push_back(std::move(s));
     return Status::ok();
   }
 

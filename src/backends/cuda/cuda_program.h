@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cuda/codegen.h"
+#include "backends/cuda/cuda_cin.h"
 #include "backends/cuda/cuda_gemm.h"
 #include "cagr/graph.h"
 #include "cagr/mir.h"
@@ -17,7 +18,8 @@
 
 namespace cagr::cuda {
 
-enum class StepKind : uint8_t { kLibraryGemm, kGenerated };
+// kCinGemm: a cublaslt.cin layer (cuda_cin.h), outer-product chunks through cuBLASLt.
+enum class StepKind : uint8_t { kLibraryGemm, kGenerated, kCinGemm };
 
 /// How a constant is laid out on the device.
 struct WeightFormat {
@@ -36,6 +38,7 @@ struct ProgramStep {
   std::vector<WeightFormat> constants;  // the constants it reads (through views too) and in which layout
   int gemm = -1;                        // kLibraryGemm: index into Program::gemms
   int kernel = -1;                      // kGenerated: index into Program::kernels
+  int cin = -1;                         // kCinGemm: index into Program::cins
   std::string name;                     // kernelReport line (GEMMs get their shape at run time)
 };
 
@@ -43,6 +46,7 @@ struct Program {
   std::vector<ProgramStep> steps;
   std::vector<LibraryGemm> gemms;
   std::vector<GeneratedKernel> kernels;
+  std::vector<CinGemm> cins;             // cublaslt.cin layers (their kernels are in `kernels`)
   std::string moduleSource;              // moduleHeader() + every generated kernel ("" when none)
   std::vector<ValueId> aliasOf;          // value -> the value whose bytes a lone view shares (kNoValue: its own)
   std::vector<int8_t> streamValues;      // CUDA stream index -> the plan's mir.stream

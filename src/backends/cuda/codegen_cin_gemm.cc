@@ -1,0 +1,268 @@
+// The generated kernels around cublaslt.cin's GEMM (see cuda_cin.h): W
+// rounded to the GEMM's element type, the outer product of a chunk of the
+// batch in (b,d)-major rows, and the transpose of the GEMM's [(b,d), o]
+// result into the plan's [b, o, d] with the bias. xk, x0 and W round to the
+// math precision as the reference executor's emulation does; the exact
+// product (two <= 11-bit significands) rounds once more to the element
+// type, as nvrtc.cin's wmma path does (the reference keeps it exact).
+#include <algorithm>
+
+#include "backends/cuda/codegen_kernel.h"
+#include "backends/cuda/cuda_cin.h"
+
+namespace cagr::cuda {
+
+size_t CinGemm::weightBytes() const {
+  return math == Precision::kF32 ? 0 : static_cast<size_t>(O * ldz) * elementBytes;
+}
+
+size_t CinGemm::bytesPerSample() const {
+  return static_cast<size_t>(D) * (static_cast<size_t>(ldz) * elementBytes + static_cast<size_t>(O) * 4);
+}
+
+int64_t CinGemm::chunkRows(int64_t batch, size_t budget) const {
+  auto rows = static_cast<int64_t>(budget / std::max<size_t>(bytesPerSample(), 1));
+  return std::clamp<int64_t>(rows, 1, std::max<int64_t>(batch, 1));
+}
+
+size_t CinGemm::scratchBytes(int64_t batch, size_t budget) const {
+  const auto up = [](size_t n) { return (n + 255) / 256 * 256; };
+  auto rows = static_cast<size_t>(chunkRows(batch, budget));
+  const auto d = static_cast<size_t>(D);
+  return up(weightBytes()) + up(rows * d * static_cast<size_t>(ldz) * elementBytes) +
+         up(rows * d * static_cast<size_t>(O) * 4);
+}
+
+namespace gen {
+namespace {
+
+const char* const kCinGemmCommon = R"CUDA(
+#ifndef CAGR_CING_COMMON
+#define CAGR_CING_COMMON
+// Element type of the GEMM's inputs and the roundings: r() to the math
+// precision (as the reference rounds xk, x0, W), e() to the element.
+template <int P> struct cagr_cing;
+template <> struct cagr_cing<0> {
+  using E = float;
+  static __device__ __forceinline__ float r(float x) { return x; }
+  static __device__ __forceinline__ E e(float x) { return x; }
+};
+template <> struct cagr_cing<1> {
+  using E = float;
+  static __device__ __forceinline__ float r(float x) { return cagr_tf32(x); }
+  static __device__ __forceinline__ E e(float x) { return cagr_tf32(x); }
+};
+template <> struct cagr_cing<2> {
+  using E = __nv_bfloat16;
+  static __device__ __forceinline__ float r(float x) { return cagr_bf16r(x); }
+  static __device__ __forceinline__ E e(float x) { return __float2bfloat16_rn(x); }
+};
+template <> struct cagr_cing<3> {
+  using E = __half;
+  static __device__ __forceinline__ float r(float x) { return cagr_f16r(x); }
+  static __device__ __forceinline__ E e(float x) { return __float2half_rn(x); }
+};
+
+// wq[o, k] = W[o, k] as the element type, rows of LDZ (padding zero).
+template <int O, int K, int LDZ, int P>
+__device__ __forceinline__ void cagr_cing_w(const float* __restrict__ w, typename cagr_cing<P>::E* __restrict__ wq) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (long long)O * LDZ;
+       i += (long long)gridDim.x * blockDim.x) {
+    const int o = (int)(i / LDZ), k = (int)(i % LDZ);
+    wq[i] = cagr_cing<P>::e(k < K ? __ldg(w + (long long)o * K + k) : 0.f);
+  }
+}
+
+// One block per sample b: z[(b*D + d) * LDZ + h*M + m] = e(r(xk[b,h,d]) * r(x0[b,m,d])),
+// written in address order, 16 bytes per store (padding columns zero); with SH the sample's rounded xk and x0 sit in
+// shared memory d-major, so neighbouring threads read neighbouring words.
+template <int H, int M, int D, int LDZ, int P, bool SH>
+__device__ __forceinline__ void cagr_cing_z(const float* __restrict__ xk, const float* __restrict__ x0,
+                                            typename cagr_cing<P>::E* __restrict__ z, long long rows) {
+  using T = cagr_cing<P>;
+  constexpr int K = H * M;
+  __shared__ float xs[SH ? D * H : 1];
+  __shared__ float x0s[SH ? D * M : 1];
+  for (long long b = blockIdx.x; b < rows; b += gridDim.x) {
+    if constexpr (SH) {
+      for (int e = threadIdx.x; e < H * D; e += blockDim.x) xs[(e % D) * H + e / D] = T::r(__ldg(xk + b * H * D + e));
+      for (int e = threadIdx.x; e < M * D; e += blockDim.x) x0s[(e % D) * M + e / D] = T::r(__ldg(x0 + b * M * D + e));
+      __syncthreads();
+    }
+    typename T::E* zb = z + b * D * LDZ;
+    // V elements (16 bytes) per store: LDZ is a multiple of V, rows start 16-byte aligned.
+    constexpr int V = 16 / sizeof(typename T::E);
+    for (int e = threadIdx.x * V; e < D * LDZ; e += blockDim.x * V) {
+      const int d = e / LDZ, k0 = e - d * LDZ;
+      __align__(16) typename T::E pk[V];
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const int k = k0 + j, h = k / M, m = k - h * M;
+        float v = 0.f;
+        if (k < K) {
+          v = SH ? xs[d * H + h] * x0s[d * M + m]
+                 : T::r(__ldg(xk + (b * H + h) * D + d)) * T::r(__ldg(x0 + (b * M + m) * D + d));
+        }
+        pk[j] = T::e(v);
+      }
+      *reinterpret_cast<uint4*>(zb + e) = *reinterpret_cast<const uint4*>(pk);
+    }
+    if constexpr (SH) __syncthreads();
+  }
+}
+
+// One block per sample b: out[b, o, d] = y[(b*D + d) * O + o] + bias[o],
+// through shared memory (padded rows) when the sample's D x O tile fits.
+template <int O, int D, bool BIAS, bool SH>
+__device__ __forceinline__ void cagr_cing_out(const float* __restrict__ y, const float* __restrict__ bias,
+                                              float* __restrict__ out, long long rows) {
+  __shared__ float ys[SH ? D * (O + 1) : 1];
+  for (long long b = blockIdx.x; b < rows; b += gridDim.x) {
+    const float* yb = y + b * D * O;
+    float* ob = out + b * O * D;
+    if constexpr (SH) {
+      for (int e = threadIdx.x; e < D * O; e += blockDim.x) ys[(e / O) * (O + 1) + e % O] = yb[e];
+      __syncthreads();
+    }
+    for (int e = threadIdx.x; e < O * D; e += blockDim.x) {
+      const int o = e / D, d = e - o * D;
+      ob[e] = (SH ? ys[d * (O + 1) + o] : yb[d * O + o]) + (BIAS ? __ldg(bias + o) : 0.f);
+    }
+    if constexpr (SH) __syncthreads();
+  }
+}
+#endif
+)CUDA";
+
+constexpr unsigned kThreads = 256;
+constexpr int64_t kMaxGrid = int64_t{1} << 20;  // blocks loop over the samples beyond
+
+int mathCode(Precision p) {
+  switch (p) {
+    case Precision::kTF32:
+      return 1;
+    case Precision::kBF16:
+      return 2;
+    case Precision::kF16:
+      return 3;
+    default:
+      return 0;
+  }
+}
+
+const char* elementType(int p) {
+  return p == 2 ? "__nv_bfloat16" : p == 3 ? "__half" : "float";
+}
+
+// One sample per block: a grid of `rows` blocks (capped), none for no rows.
+Launch perSample(const std::vector<int64_t>& e) {
+  Launch l;
+  int64_t rows = e.empty() ? 0 : e[0];
+  l.grid[0] = static_cast<unsigned>(std::clamp<int64_t>(rows, 0, kMaxGrid));
+  l.block[0] = kThreads;
+  return l;
+}
+
+// Appends `entry` with `body` unless the module has it already (same shape).
+void appendEntry(std::string& src, const std::string& entry, const std::string& params, const std::string& body) {
+  if (src.find(" " + entry + "(") != std::string::npos) return;
+  src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " + entry + "(" + params +
+         ") {\n  " + body + "\n}\n";
+}
+
+}  // namespace
+
+StatusOr<CinGemm> generateCinGemm(const CodegenRequest& r, std::string& src, std::vector<GeneratedKernel>& kernels) {
+  const Graph& g = r.g;
+  NodeId id = r.shape.anchor >= 0 ? r.shape.anchor : r.members.front();
+  const Node& n = g.node(id);
+  if (n.op != OpKind::kCIN || r.members.size() != 1) return unsupportedAt(g, id, "a CIN kernel runs one CIN node");
+  for (ValueId v : n.inputs) {
+    if (v != kNoValue && (g.type(v).dtype != DType::kF32 || g.value(v).mir.storage != Precision::kF32)) {
+      return unsupportedAt(g, id, "operand '" + g.value(v).name + "' is not stored as f32");
+    }
+  }
+  if (g.value(n.outputs[0]).mir.storage != Precision::kF32) {
+    return unsupportedAt(g, id, "its output is not stored as f32");
+  }
+  const auto& xk = g.type(n.inputs[0]).dims;
+  const auto& x0 = g.type(n.inputs[1]).dims;
+  const auto& w = g.type(n.inputs[2]).dims;
+  bool fixed = xk.size() == 3 && x0.size() == 3 && w.size() == 2 && !isSymbolic(xk[1]) && !isSymbolic(xk[2]) &&
+               !isSymbolic(x0[1]) && !isSymbolic(w[0]) && xk[0] == x0[0] && xk[2] == x0[2] && w[1] == xk[1] * x0[1];
+  if (!fixed) return unsupportedAt(g, id, "operands are not [B,H,D], [B,M,D], [O,H*M] with static H, M, D, O");
+  if (!g.isConstant(n.inputs[2])) return unsupportedAt(g, id, "its weight is not a constant");
+  CinGemm c;
+  c.node = id;
+  c.xk = n.inputs[0];
+  c.x0 = n.inputs[1];
+  c.w = n.inputs[2];
+  c.bias = n.inputs.size() > 3 ? n.inputs[3] : kNoValue;
+  c.out = n.outputs[0];
+  c.O = w[0];
+  c.H = xk[1];
+  c.M = x0[1];
+  c.D = xk[2];
+  c.math = n.mir.math;
+  const int p = mathCode(c.math);
+  c.elementBytes = p >= 2 ? 2 : 4;
+  const int64_t per16 = 16 / static_cast<int64_t>(c.elementBytes);
+  c.ldz = (c.K() + per16 - 1) / per16 * per16;
+  if (c.O * c.D > int64_t{1} << 24 || c.ldz * c.D > int64_t{1} << 24) {
+    return unsupportedAt(g, id, "one sample's outer product or output is beyond 16M elements");
+  }
+
+  if (src.find("#define CAGR_CING_COMMON") == std::string::npos) src += kCinGemmCommon;
+  const std::string e = elementType(p), ps = std::to_string(p), O = std::to_string(c.O), H = std::to_string(c.H),
+                    M = std::to_string(c.M), D = std::to_string(c.D), K = std::to_string(c.K()),
+                    L = std::to_string(c.ldz);
+  const std::string tag = O + "x" + H + "x" + M + "x" + D + "_p" + ps;
+  const std::string name = "cublaslt.cin[" + O + "x" + H + "x" + M + ", " + precisionName(c.math);
+  if (p != 0) {
+    GeneratedKernel k;
+    k.entry = "cagr_cinw_" + O + "x" + K + "_p" + ps;
+    appendEntry(src, k.entry, "const float* w, " + e + "* wq",
+                "cagr_cing_w<" + O + ", " + K + ", " + L + ", " + ps + ">(w, wq);");
+    k.params = {c.w};
+    const int64_t total = c.O * c.ldz;
+    k.launch = [total](const std::vector<int64_t>&) {
+      Launch l;
+      l.grid[0] = static_cast<unsigned>(std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1, 4096));
+      l.block[0] = kThreads;
+      return l;
+    };
+    k.name = name + ", round W]";
+    kernels.push_back(std::move(k));
+  }
+  {
+    GeneratedKernel k;
+    k.entry = "cagr_cinz_" + tag;
+    const bool sh = (c.H + c.M) * c.D * 4 <= 32 * 1024;
+    appendEntry(src, k.entry, "const float* xk, const float* x0, " + e + "* z, long long rows",
+                "cagr_cing_z<" + H + ", " + M + ", " + D + ", " + L + ", " + ps + ", " + (sh ? "true" : "false") +
+                    ">(xk, x0, z, rows);");
+    k.params = {c.xk, c.x0};
+    k.extents = {ExtentRef{0, 0}};
+    k.launch = perSample;
+    k.name = name + ", outer product]";
+    kernels.push_back(std::move(k));
+  }
+  {
+    GeneratedKernel k;
+    const bool bias = c.bias != kNoValue, sh = c.D * (c.O + 1) * 4 <= 40 * 1024;
+    k.entry = "cagr_cino_" + O + "x" + D + (bias ? "_bias" : "");
+    appendEntry(src, k.entry, "const float* y, const float* bias, float* out, long long rows",
+                "cagr_cing_out<" + O + ", " + D + ", " + (bias ? "true" : "false") + ", " + (sh ? "true" : "false") +
+                    ">(y, bias, out, rows);");
+    k.params = {c.out};
+    k.numOutputs = 1;
+    k.extents = {ExtentRef{0, 0}};
+    k.launch = perSample;
+    k.name = name + ", transpose + bias]";
+    kernels.push_back(std::move(k));
+  }
+  return c;
+}
+
+}  // namespace gen
+}  // namespace cagr::cuda

@@ -1,0 +1,180 @@
+// A cublaslt.cin step on the GPU (see cuda_cin_run.h).
+#include "backends/cuda/cuda_cin_run.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+
+#include "backends/cuda/cuda_device.h"
+
+namespace cagr::cuda {
+namespace {
+
+Status checkLt(cublasStatus_t s, const std::string& what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return Status::ok();
+  return internalError(what + ": " + cublasGetStatusName(s) + ": " + cublasGetStatusString(s));
+}
+
+size_t alignUp(size_t n) {
+  return (n + 255) / 256 * 256;
+}
+
+Status makeLayout(cublasLtMatrixLayout_t* l, cudaDataType_t t, int64_t rows, int64_t cols, int64_t ld,
+                  const std::string& where) {
+  return checkLt(cublasLtMatrixLayoutCreate(l, t, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld),
+                 where + ": cublasLtMatrixLayoutCreate");
+}
+
+}  // namespace
+
+size_t cinChunkBudget() {
+  const char* env = std::getenv("CAGR_CIN_CHUNK_KB");
+  if (env != nullptr) {
+    long kb = std::strtol(env, nullptr, 10);
+    if (kb > 0) return static_cast<size_t>(kb) << 10;
+  }
+  return kCinChunkBudget;
+}
+
+PreparedCin::~PreparedCin() {
+  for (cublasLtMatrixLayout_t l : {layoutW_, layoutZ_[0], layoutZ_[1], layoutY_[0], layoutY_[1]}) {
+    if (l != nullptr) cublasLtMatrixLayoutDestroy(l);
+  }
+  if (desc_ != nullptr) cublasLtMatmulDescDestroy(desc_);
+}
+
+StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, const CinGemm& c, Kernels k,
+                                                           const Buffers& buf, int64_t batch, size_t workspaceBytes,
+                                                           const std::string& where) {
+  std::unique_ptr<PreparedCin> p(new PreparedCin());
+  p->ctx_ = &ctx;
+  p->c_ = c;
+  p->k_ = std::move(k);
+  p->buf_ = buf;
+  p->batch_ = batch;
+  p->workspaceBytes_ = workspaceBytes;
+  p->where_ = where;
+  if ((c.math != Precision::kF32 && p->k_.w == nullptr) || p->k_.z == nullptr || p->k_.out == nullptr) {
+    return internalError(where + ": a cublaslt.cin kernel is missing from the module");
+  }
+  const size_t budget = cinChunkBudget();
+  p->rows_ = c.chunkRows(batch, budget);
+  p->scratch_ = c.scratchBytes(batch, budget);
+  p->zOffset_ = alignUp(c.weightBytes());
+  p->yOffset_ = p->zOffset_ + alignUp(static_cast<size_t>(p->rows_ * c.D * c.ldz) * c.elementBytes);
+  if (batch == 0) return p;
+  switch (c.math) {
+    case Precision::kTF32:
+      p->compute_ = CUBLAS_COMPUTE_32F_FAST_TF32;
+      break;
+    case Precision::kBF16:
+      p->element_ = CUDA_R_16BF;
+      break;
+    case Precision::kF16:
+      p->element_ = CUDA_R_16F;
+      break;
+    default:
+      break;
+  }
+  const std::string& w = p->where_;
+  CAGR_RETURN_IF_ERROR(
+      checkLt(cublasLtMatmulDescCreate(&p->desc_, p->compute_, CUDA_R_32F), w + ": cublasLtMatmulDescCreate"));
+  const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
+  CAGR_RETURN_IF_ERROR(checkLt(cublasLtMatmulDescSetAttribute(p->desc_, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)),
+                               w + ": cublasLtMatmulDescSetAttribute"));
+  CAGR_RETURN_IF_ERROR(checkLt(cublasLtMatmulDescSetAttribute(p->desc_, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof(n)),
+                               w + ": cublasLtMatmulDescSetAttribute"));
+  // Column-major: Y^T [O x rows*D] = op(W) [O x K] * Z^T [K x rows*D], W
+  // read as K x O (pitch ldz for Wq, K for f32's dense W).
+  const int64_t ldw = c.math == Precision::kF32 ? c.K() : c.ldz;
+  CAGR_RETURN_IF_ERROR(makeLayout(&p->layoutW_, p->element_, c.K(), c.O, ldw, w));
+  CAGR_RETURN_IF_ERROR(p->prepareGemm(0, p->rows_));
+  const int64_t last = batch % p->rows_;
+  if (last != 0) CAGR_RETURN_IF_ERROR(p->prepareGemm(1, last));
+  return p;
+}
+
+Status PreparedCin::prepareGemm(int part, int64_t rows) {
+  const std::string& w = where_;
+  const int64_t cols = rows * c_.D;
+  CAGR_RETURN_IF_ERROR(makeLayout(&layoutZ_[part], element_, c_.K(), cols, c_.ldz, w));
+  CAGR_RETURN_IF_ERROR(makeLayout(&layoutY_[part], CUDA_R_32F, c_.O, cols, c_.O, w));
+  std::string key = "cin," + std::to_string(c_.O) + "," + std::to_string(c_.K()) + "," + std::to_string(c_.ldz) + "," +
+                    std::to_string(cols) + "," + std::to_string(static_cast<int>(c_.math)) + "," +
+                    std::to_string(workspaceBytes_);
+  auto cached = ctx_->algos().find(key);
+  if (cached != ctx_->algos().end()) {
+    algo_[part] = cached->second;
+    return Status::ok();
+  }
+  cublasLtMatmulPreference_t pref = nullptr;
+  CAGR_RETURN_IF_ERROR(checkLt(cublasLtMatmulPreferenceCreate(&pref), w + ": cublasLtMatmulPreferenceCreate"));
+  uint64_t ws = workspaceBytes_;
+  cublasStatus_t st =
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    st = cublasLtMatmulAlgoGetHeuristic(ctx_->lt(), desc_, layoutW_, layoutZ_[part], layoutY_[part], layoutY_[part],
+                                        pref, 1, &result, &found);
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  CAGR_RETURN_IF_ERROR(checkLt(st, w + ": cublasLtMatmulAlgoGetHeuristic"));
+  if (found == 0) return unsupported(w + ": cuBLASLt has no algorithm for the CIN GEMM");
+  algo_[part] = result.algo;
+  ctx_->algos().emplace(key, result.algo);
+  return Status::ok();
+}
+
+std::string PreparedCin::shapeText() const {
+  int64_t chunks = rows_ > 0 ? (batch_ + rows_ - 1) / rows_ : 0;
+  return " [" + std::to_string(batch_) + " x (" + std::to_string(c_.D) + "x" + std::to_string(c_.K()) + " -> " +
+         std::to_string(c_.O) + ") " + precisionName(c_.math) + ", " + std::to_string(chunks) + " chunks of " +
+         std::to_string(rows_) + "]";
+}
+
+Status PreparedCin::launch(cudaKernel_t fn, const Launch& l, void** args, cudaStream_t s,
+                           const std::string& what) const {
+  if (static_cast<uint64_t>(l.grid[0]) * l.grid[1] * l.grid[2] == 0) return Status::ok();
+  dim3 grid(l.grid[0], l.grid[1], l.grid[2]), block(l.block[0], l.block[1], l.block[2]);
+  return checkCuda(cudaLaunchKernel(reinterpret_cast<const void*>(fn), grid, block, args, l.sharedBytes, s),
+                   where_ + ": cudaLaunchKernel (" + what + ")");
+}
+
+Status PreparedCin::enqueue(cudaStream_t stream, void* workspace, void* scratch) const {
+  if (batch_ == 0) return Status::ok();
+  auto* base = static_cast<std::byte*>(scratch);
+  const void* wq = buf_.w;
+  if (c_.math != Precision::kF32) {
+    void* dst = base;
+    const void* src = buf_.w;
+    void* args[] = {&src, &dst};
+    CAGR_RETURN_IF_ERROR(launch(k_.w, k_.wLaunch({}), args, stream, "round W"));
+    wq = base;
+  }
+  void* z = base + zOffset_;
+  void* y = base + yOffset_;
+  const float alpha = 1.0f, beta = 0.0f;
+  const auto* xk = static_cast<const float*>(buf_.xk);
+  const auto* x0 = static_cast<const float*>(buf_.x0);
+  auto* out = static_cast<float*>(buf_.out);
+  for (int64_t b0 = 0; b0 < batch_; b0 += rows_) {
+    long long rows = std::min(rows_, batch_ - b0);
+    const int part = rows == rows_ ? 0 : 1;
+    const float* xkc = xk + b0 * c_.H * c_.D;
+    const float* x0c = x0 + b0 * c_.M * c_.D;
+    float* outc = out + b0 * c_.O * c_.D;
+    const void* bias = buf_.bias;
+    void* zargs[] = {&xkc, &x0c, &z, &rows};
+    CAGR_RETURN_IF_ERROR(launch(k_.z, k_.zLaunch({static_cast<int64_t>(rows)}), zargs, stream, "outer product"));
+    CAGR_RETURN_IF_ERROR(
+        checkLt(cublasLtMatmul(ctx_->lt(), desc_, &alpha, wq, layoutW_, z, layoutZ_[part], &beta, y, layoutY_[part], y,
+                               layoutY_[part], &algo_[part], workspace, workspaceBytes_, stream),
+                where_ + ": cublasLtMatmul"));
+    void* oargs[] = {&y, &bias, &outc, &rows};
+    CAGR_RETURN_IF_ERROR(launch(k_.out, k_.outLaunch({static_cast<int64_t>(rows)}), oargs, stream, "transpose + bias"));
+  }
+  return Status::ok();
+}
+
+}  // namespace cagr::cuda
