@@ -35,8 +35,11 @@ def run_cell(cagr, model, platform, policy, batch, rl_path):
     if p.returncode != 0:
         return {"error": p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"}
     j = json.loads(p.stdout)
-    return {"latency_ms_modelled": j["latency_ms"], "baseline_ms_modelled": j["baseline_latency_ms"],
+    cell = {"latency_ms_modelled": j["latency_ms"], "baseline_ms_modelled": j["baseline_latency_ms"],
             "optimize_seconds_measured": j["optimize_seconds"], "decisions": len(j["decisions"])}
+    if "variance" in j:  # V_H, the modelled relative run-to-run std the reward's lambda_c term uses
+        cell["variance_modelled"] = j["variance"]
+    return cell
 
 
 def gain(cell, policy):

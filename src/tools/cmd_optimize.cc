@@ -89,6 +89,8 @@ int runOptimize(const OptimizeArgs& a) {
     j["baseline_latency_ms"] = r->baseline.latencyS * 1e3;
     j["peak_memory_bytes"] = r->final.peakMemoryBytes;
     j["baseline_peak_memory_bytes"] = r->baseline.peakMemoryBytes;
+    j["variance"] = r->final.variance;  // V_H, modelled: the reward's run-to-run term
+    j["baseline_variance"] = r->baseline.variance;
     j["optimize_seconds"] = r->optimizeSeconds;
     j["decisions"] = decisionsJson(*r);
     if (!a.output.empty()) j["plan"] = a.output;

@@ -299,6 +299,18 @@ Status Trainer::rollouts(int allowed, std::vector<Episode>& out) {
       jobs.push_back({task, static_cast<int>(p), rng_()});
     }
   }
+  if (o_.maxEpisodes > 0 && jobs.size() > static_cast<size_t>(o_.maxEpisodes - report_.episodesDone)) {
+    // Cut short by --episodes: the first episodes of every platform in turn
+    // (jobs are drawn platform by platform, so the draw itself is unchanged).
+    size_t left = static_cast<size_t>(o_.maxEpisodes - report_.episodesDone);
+    size_t per = static_cast<size_t>(o_.episodesPerPlatform);
+    std::vector<Job> kept;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if ((i % per) * platforms_.size() + i / per < left) kept.push_back(jobs[i]);
+    }
+    jobs = std::move(kept);
+  }
+  report_.episodesDone += static_cast<int>(jobs.size());
   CAGR_ASSIGN_OR_RETURN(rl::PolicyModel model, net_->toModel());
   out.assign(jobs.size(), Episode{});
   return parallelFor(jobs.size(), o_.threads, [&](size_t i) -> Status {
@@ -314,7 +326,8 @@ Status Trainer::reinforce() {
   setLr(o_.lr);
   // Fine-tuning starts from a policy: its score is the one to beat.
   if (!o_.init.empty() && !o_.imitation) CAGR_RETURN_IF_ERROR(evaluate("initial weights"));
-  for (int u = 0; u < o_.updates && !outOfTime(); ++u) {
+  auto episodesLeft = [&] { return o_.maxEpisodes <= 0 || report_.episodesDone < o_.maxEpisodes; };
+  for (int u = 0; u < o_.updates && !outOfTime() && episodesLeft(); ++u) {
     // With imitation the curriculum ran over its epochs, and a fine-tuned
     // policy has been through it: PPO then sees every stage.
     bool curriculum = o_.curriculum && !o_.imitation && o_.init.empty();
@@ -324,10 +337,11 @@ Status Trainer::reinforce() {
     CAGR_RETURN_IF_ERROR(rollouts(allowed, episodes));
     double t1 = seconds();
     Samples samples;
-    std::vector<double> perPlatform(platforms_.size(), 0);
+    std::vector<double> perPlatform(platforms_.size(), 0), perPlatformCount(platforms_.size(), 0);
     double meanReturn = 0;
+    for (const Episode& e : episodes) perPlatformCount[static_cast<size_t>(e.platform)] += 1;
     for (const Episode& e : episodes) {
-      perPlatform[static_cast<size_t>(e.platform)] += e.episodeReturn / o_.episodesPerPlatform;
+      perPlatform[static_cast<size_t>(e.platform)] += e.episodeReturn / perPlatformCount[static_cast<size_t>(e.platform)];
       meanReturn += e.episodeReturn / static_cast<double>(episodes.size());
       for (const Sample& s : e.samples) samples.push_back(&s);
     }
@@ -354,7 +368,7 @@ Status Trainer::reinforce() {
                   u + 1, o_.updates, stageName(allowed), meanReturn, l.entropy, l.clipFrac, samples.size(),
                   plat.c_str(), t1 - t0, seconds() - t1, seconds());
     line(buf);
-    if ((u + 1) % o_.evalEvery == 0 || u + 1 == o_.updates || outOfTime()) {
+    if ((u + 1) % o_.evalEvery == 0 || u + 1 == o_.updates || outOfTime() || !episodesLeft()) {
       CAGR_RETURN_IF_ERROR(evaluate("after update " + std::to_string(u + 1)));
     }
   }
@@ -374,6 +388,7 @@ std::string Trainer::metaJson() const {
                       {"batch", o_.env.batch},
                       {"bc_epochs_done", report_.bcEpochsDone},
                       {"updates_done", report_.updatesDone}};
+  if (o_.maxEpisodes > 0) j["episodes_done"] = report_.episodesDone;  // only then: older files keep their bytes
   return j.dump();
 }
 

@@ -30,6 +30,7 @@ struct TrainOptions {
   double bcLr = 2e-3;
   int updates = 150;            // PPO updates
   int episodesPerPlatform = 4;  // per update: the batch is balanced across platforms
+  int maxEpisodes = 0;          // PPO episodes in all (0: no cap); the update that reaches it is cut short
   int ppoEpochs = 3, ppoMinibatch = 64;
   double lr = 3e-4, clip = 0.2, gamma = 1.0, lambda = 0.95, entropyCoef = 0.01, valueCoef = 0.5;
   int evalEvery = 10;  // greedy evaluation (and checkpoint) every N updates
@@ -43,7 +44,7 @@ struct TrainOptions {
 struct TrainReport {
   double bestEvalReturn = 0;  // mean greedy return on the zoo training cells (modelled)
   double expertReturn = 0;    // the expert's mean return on the same cells (0 without imitation)
-  int updatesDone = 0, bcEpochsDone = 0;
+  int updatesDone = 0, bcEpochsDone = 0, episodesDone = 0;  // episodesDone: PPO episodes sampled
   std::vector<double> bcLoss, bcAccuracy;  // per imitation epoch
   std::string selected;                    // which evaluation the written policy comes from
 };

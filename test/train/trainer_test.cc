@@ -2,7 +2,8 @@
 // different seed different ones; imitation raises the expert-action
 // accuracy; checkpoints are written; expert replays reproduce the search
 // policy's return; the curriculum classifies graphs by stage; fine-tuning
-// starts from a policy's score; and a mismatched --init file is a clear error.
+// starts from a policy's score; a mismatched --init file is a clear error;
+// and --episodes caps the PPO episodes.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -160,6 +161,24 @@ TEST(Trainer, FineTunesFromAPolicyAndRefusesAMismatch) {
   auto r = train(bad, log);
   ASSERT_FALSE(r.isOk());
   EXPECT_NE(r.status().message().find("--init " + dir + "/p.rlp"), std::string::npos) << r.status().message();
+  fs::remove_all(dir);
+}
+
+TEST(Trainer, EpisodeCapStopsPpo) {
+  std::string dir = tempDir("episodes");
+  TrainOptions o = tiny(dir + "/p.rlp", 4);
+  o.imitation = false;
+  o.updates = 10;
+  o.episodesPerPlatform = 2;  // 4 episodes an update over the two platforms
+  o.maxEpisodes = 7;          // the first update draws 4, the second the 3 left, then PPO stops
+  o.evalEvery = 100;
+  std::ostringstream log;
+  auto r = train(o, log);
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->episodesDone, 7) << log.str();
+  EXPECT_EQ(r->updatesDone, 2) << log.str();
+  // The cut-short update still evaluates (it is the last).
+  EXPECT_NE(log.str().find("[eval after update 2]"), std::string::npos) << log.str();
   fs::remove_all(dir);
 }
 

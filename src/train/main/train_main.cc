@@ -36,6 +36,10 @@ void addOptions(CLI::App& app, train::TrainOptions& o, Args& a) {
   app.add_option("--bc-lr", o.bcLr, "behaviour-cloning learning rate (default 2e-3)");
   app.add_option("--updates", o.updates, "PPO updates (default 150)");
   app.add_option("--episodes-per-platform", o.episodesPerPlatform, "episodes per platform in each update (default 4)");
+  app.add_option("--episodes", o.maxEpisodes,
+                 "cap on the PPO episodes sampled in all (0: none; few-shot fine-tuning); the update that reaches it "
+                 "draws only what is left, platform by platform")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--ppo-epochs", o.ppoEpochs, "passes over each update's batch (default 3)");
   app.add_option("--lr", o.lr, "PPO learning rate (default 3e-4)");
   app.add_option("--clip", o.clip, "PPO clip range (default 0.2)");

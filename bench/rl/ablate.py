@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+"""Issue 7 evaluation, part 2: ablations of the RL training recipe, the
+generalization table (train on a few platforms, test on all), the left-out
+platform (tpu-v4) and few-shot fine-tuning to it.
+
+Every variant is trained by `cagr train` with the same seed and the same
+budget in PPO updates (--updates N, reproducible; not --minutes), including
+a re-trained default-recipe baseline, so variants compare like with like.
+Policies and training logs go to --out (default build-rl/ablate, git-ignored);
+a policy file already there is reused (delete it to retrain). Each policy is
+then evaluated with bench/rl/run.py's run_cell on every zoo model x built-in
+platform (modelled latency, roofline cost model on the datasheet profiles in
+src/hw/profiles/) against none, greedy and beam:8 (run once, cached;
+random and exhaustive are skipped).
+
+  python3 bench/rl/ablate.py [--cagr build-rl/cagr] [--updates 60] [--parallel 2 --threads 1]
+                             [--only a,b] [--stage train|eval|report|all] [--jobs 2]
+"""
+import argparse
+import json
+import os
+import platform as host
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run as rleval  # noqa: E402  bench/rl/run.py: run_cell, gain, MODELS, PLATFORMS
+
+DEFAULT_PLATFORMS = "v100,a100,h100,h200,mi100,mi250x,tpu-v3,x86-64"
+SEARCH = ["none", "greedy", "beam:8"]
+TPU_V4 = "src/hw/profiles/tpu-v4.json"
+
+# name -> (group, extra `cagr train` arguments, training platforms, what it changes)
+VARIANTS = {
+    "baseline": ("ablation", [], DEFAULT_PLATFORMS, "default recipe (lambda_c 0.2), re-trained at this budget"),
+    "no-film": ("ablation", ["--no-film"], DEFAULT_PLATFORMS, "no FiLM: c_H reaches only the value head"),
+    "lambda-c-0": ("ablation", ["--lambda-c", "0"], DEFAULT_PLATFORMS, "lambda_c = 0 (no variance term)"),
+    "lambda-c-0.5": ("ablation", ["--lambda-c", "0.5"], DEFAULT_PLATFORMS, "lambda_c = 0.5"),
+    "no-imitation": ("ablation", ["--no-imitation"], DEFAULT_PLATFORMS, "PPO from random weights"),
+    "no-curriculum": ("ablation", ["--no-curriculum"], DEFAULT_PLATFORMS, "every graph from the first epoch"),
+    "train-v100": ("generalization", ["--platforms", "v100"], "v100", "trained on {v100}"),
+    "train-v100-mi100": ("generalization", ["--platforms", "v100,mi100"], "v100,mi100", "trained on {v100, mi100}"),
+    "train-v100-mi100-tpu-v3": ("generalization", ["--platforms", "v100,mi100,tpu-v3"], "v100,mi100,tpu-v3",
+                                "trained on {v100, mi100, tpu-v3}"),
+    "with-tpu-v4": ("left-out", ["--platforms", DEFAULT_PLATFORMS + ",tpu-v4"], DEFAULT_PLATFORMS + ",tpu-v4",
+                    "default recipe + tpu-v4 (the in-platform policy)"),
+}
+# Few-shot fine-tuning to tpu-v4: <= 20 PPO episodes, no imitation (no expert search on the new platform).
+FINETUNE_ARGS = ["--platform", TPU_V4, "--no-imitation", "--synthetic", "0", "--updates", "5",
+                 "--episodes-per-platform", "4", "--episodes", "20"]
+FINETUNES = {"finetune-default": "policies/default.rlp", "finetune-baseline": "{out}/baseline.rlp"}
+
+
+def train_cmd(a, name):
+    if name in FINETUNES:
+        init = FINETUNES[name].format(out=a.out)
+        return [a.cagr, "train", "--seed", str(a.seed), "--threads", str(a.threads), "--finetune", init] + \
+            FINETUNE_ARGS + ["-o", f"{a.out}/{name}.rlp"]
+    return [a.cagr, "train", "--seed", str(a.seed), "--updates", str(a.updates), "--threads", str(a.threads)] + \
+        VARIANTS[name][1] + ["-o", f"{a.out}/{name}.rlp"]
+
+
+def train_one(a, name):
+    path = f"{a.out}/{name}.rlp"
+    meta_path = f"{a.out}/{name}.train.json"
+    if os.path.exists(path) and os.path.exists(meta_path):
+        return json.load(open(meta_path))
+    cmd = train_cmd(a, name)
+    t0 = time.time()
+    with open(f"{a.out}/{name}.log", "w") as log:
+        p = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
+    wall = time.time() - t0
+    if p.returncode != 0:
+        sys.exit(f"training {name} failed (exit {p.returncode}); see {a.out}/{name}.log")
+    lines = open(f"{a.out}/{name}.log").read().splitlines()
+    done = [l for l in lines if l.startswith("[done]")]
+    evals = [l for l in lines if l.startswith("[eval")]
+    meta = {"name": name, "command": " ".join(shlex.quote(c) for c in cmd), "train_wall_seconds_measured": wall,
+            "selected": done[-1] if done else "", "last_eval": evals[-1] if evals else "",
+            "ppo_updates": sum(1 for l in lines if l.startswith("[ppo "))}
+    json.dump(meta, open(meta_path, "w"), indent=1)
+    print(f"trained {name} in {wall:.0f} s (measured): {meta['selected']}", flush=True)
+    return meta
+
+
+def eval_cells(a, policy, cells, policies):
+    """Runs `policies` on every (model, platform) cell, `a.jobs` processes at a time."""
+    def one(job):
+        (model, plat), pol = job
+        return (model, plat, pol, rleval.run_cell(a.cagr, model, plat, pol, a.batch, policy))
+    jobs = [(c, p) for c in cells for p in policies]
+    out = {}
+    with ThreadPoolExecutor(a.jobs) as ex:
+        for model, plat, pol, r in ex.map(one, jobs):
+            if "error" in r:
+                sys.exit(f"{model} on {plat}, {pol} ({policy}): {r['error']}")
+            out.setdefault(f"{model}/{plat}", {})[pol] = r
+    return out
+
+
+def all_cells(a):
+    return [(m, p) for m in a.models.split(",") for p in a.platforms.split(",")]
+
+
+def evaluate(a, names):
+    search_path = f"{a.out}/search.json"
+    if not os.path.exists(search_path):
+        t0 = time.time()
+        json.dump(eval_cells(a, "", all_cells(a), SEARCH), open(search_path, "w"), indent=1)
+        print(f"search policies evaluated in {time.time() - t0:.0f} s", flush=True)
+    for name in names:
+        path = f"{a.out}/eval_{name}.json"
+        if os.path.exists(path):
+            continue
+        policy = "policies/default.rlp" if name == "default" else f"{a.out}/{name}.rlp"
+        # Fine-tuned policies are for tpu-v4 only.
+        cells = [c for c in all_cells(a) if name not in FINETUNES or c[1] == "tpu-v4"]
+        t0 = time.time()
+        json.dump(eval_cells(a, policy, cells, ["rl"]), open(path, "w"), indent=1)
+        print(f"evaluated {name} in {time.time() - t0:.0f} s", flush=True)
+
+
+def rows_for(a, name):
+    """run.py-style rows (none, greedy, beam:8, rl) for one policy."""
+    search = json.load(open(f"{a.out}/search.json"))
+    ev = json.load(open(f"{a.out}/eval_{name}.json"))
+    rows = []
+    for key, r in ev.items():
+        model, plat = key.split("/")
+        row = {"model": model, "platform": plat, "unseen_model": model in rleval.UNSEEN_MODELS, **search[key],
+               "rl": r["rl"]}
+        rows.append(row)
+    return rows
+
+
+def share(r, pol="rl"):
+    g = rleval.gain(r, "beam:8")
+    return rleval.gain(r, pol) / g if g > 0 else None
+
+
+def speedup(r, pol="rl"):
+    return r["none"]["latency_ms_modelled"] / r[pol]["latency_ms_modelled"]
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def wtl(rows, pol="rl", ref="greedy"):
+    w = sum(1 for r in rows if r[pol]["latency_ms_modelled"] < r[ref]["latency_ms_modelled"] * (1 - 1e-4))
+    l = sum(1 for r in rows if r[pol]["latency_ms_modelled"] > r[ref]["latency_ms_modelled"] * (1 + 1e-4))
+    return w, len(rows) - w - l, l
+
+
+def stats(rows, pol="rl"):
+    shares = [(share(r, pol), f"{r['model']}/{r['platform']}") for r in rows if share(r, pol) is not None]
+    worst = min(shares) if shares else (float("nan"), "-")
+    unseen = [r for r in rows if r["unseen_model"]]
+    return {"cells": len(rows), "mean_share_of_beam_gain": mean(s for s, _ in shares),
+            "mean_share_unseen_models": mean(share(r, pol) for r in unseen),
+            "worst_share": worst[0], "worst_cell": worst[1],
+            "vs_greedy_win_tie_loss": wtl(rows, pol), "mean_speedup_over_none": mean(speedup(r, pol) for r in rows),
+            "mean_variance_modelled": mean(r[pol].get("variance_modelled") for r in rows),
+            "pooled_gain_ms": sum(rleval.gain(r, pol) for r in rows)}
+
+
+def pct(x):
+    return "n/a" if x != x else f"{100 * x:.1f}%"
+
+
+def header(a, title):
+    return [f"# {title}", "",
+            f"Every latency and variance here is **modelled**: roofline cost model at batch {a.batch} on each "
+            "platform's built-in datasheet profile (src/hw/profiles/{" + a.platforms + "}.json; x86-64 is a generic "
+            "stand-in, not this host). V_H is the cost model's relative run-to-run standard deviation of a plan (the "
+            "reward's lambda_c term; `cagr optimize --json` reports it as `variance`). Training wall times are "
+            f"**measured** on this host ({host.machine()}, {os.cpu_count()} vCPU, shared with other builds). "
+            "`rl` runs each policy greedily (`cagr optimize --policy rl:FILE`); none, greedy and beam:8 are run once "
+            "with the reward's defaults (lambda_m 0.1, lambda_c 0.2).", "",
+            f"**Budget**: every trained variant, the default-recipe baseline included, ran exactly {a.updates} PPO "
+            f"updates with --seed {a.seed} (reproducible, no wall-clock limit), so they compare like with like; "
+            "`policies/default.rlp` (150 updates) is shown for reference only. Share of beam gain = the policy's "
+            "modelled latency reduction over none / beam(8)'s, per cell (over 100% where it finds a faster plan "
+            "than beam, which maximises the whole reward); means are over cells with a beam gain.", ""]
+
+
+def commands(a, names, metas):
+    out = ["## Commands", "", "```",
+           f"python3 bench/rl/ablate.py --cagr {a.cagr} --updates {a.updates} --parallel {a.parallel} "
+           f"--threads {a.threads} --jobs {a.jobs} --out {a.out}"]
+    out += [metas[n]["command"] for n in names if n in metas]
+    out += ["```", ""]
+    return out
+
+
+def report(a, metas):
+    rows = {n: rows_for(a, n) for n in ["default"] + list(VARIANTS) + list(FINETUNES)
+            if os.path.exists(f"{a.out}/eval_{n}.json")}
+    st = {n: stats(r) for n, r in rows.items()}
+    ref = rows.get("baseline") or next(iter(rows.values()))
+    js = {"updates": a.updates, "seed": a.seed, "batch": a.batch, "latency_kind": "modelled",
+          "profiles": [f"src/hw/profiles/{p}.json" for p in a.platforms.split(",")],
+          "training": metas, "stats": st,
+          "reference": {p: stats(ref, p) for p in ("greedy", "beam:8")}, "rows": rows}
+
+    # --- ablations ---
+    abl = [n for n in ["baseline", "no-film", "lambda-c-0", "lambda-c-0.5", "no-imitation", "no-curriculum",
+                       "default"] if n in st]
+    md = header(a, "RL policy ablations (issue 7, item 4)")
+    md += commands(a, [n for n in abl if n != "default"], metas)
+    md += ["## Ablations", "",
+           "All 72 cells (8 zoo models x 9 platforms); unseen models = autoint, ngcf (18 cells; no variant trained "
+           "on them); tpu-v4 is outside every variant's training set. W/T/L: cells where the policy's plan is "
+           "faster / equal (within 0.01%) / slower than greedy's. Speed-up = mean over cells of none / policy "
+           "latency. V_H = mean over cells of the final plan's modelled run-to-run std.", "",
+           "| variant | what changes | train s (measured) | mean share of beam gain | unseen-model cells | worst cell "
+           "| vs greedy W/T/L | mean speed-up | mean V_H |", "|---|---|---|---|---|---|---|---|---|"]
+    for n in abl:
+        s = st[n]
+        what = VARIANTS[n][3] if n in VARIANTS else "the committed policy, 150 updates (reference)"
+        t = f"{metas[n]['train_wall_seconds_measured']:.0f}" if n in metas else "-"
+        md.append(f"| {n} | {what} | {t} | {pct(s['mean_share_of_beam_gain'])} | "
+                  f"{pct(s['mean_share_unseen_models'])} | {pct(s['worst_share'])} ({s['worst_cell']}) | "
+                  "{} / {} / {} | ".format(*s['vs_greedy_win_tie_loss']) +
+                  f"{s['mean_speedup_over_none']:.3f}x | {pct(s['mean_variance_modelled'])} |")
+    for p in ("greedy", "beam:8"):
+        s = js["reference"][p]
+        md.append(f"| ({p}) | search policy | - | {pct(s['mean_share_of_beam_gain'])} | "
+                  f"{pct(s['mean_share_unseen_models'])} | - | - | {s['mean_speedup_over_none']:.3f}x | "
+                  f"{pct(s['mean_variance_modelled'])} |")
+    md.append(f"| (none) | unoptimized plan | - | - | - | - | - | 1.000x | "
+              f"{pct(mean(r['none'].get('variance_modelled') for r in ref))} |")
+    lam = [n for n in ["lambda-c-0", "baseline", "lambda-c-0.5"] if n in st]
+    if lam:
+        md += ["", "### lambda_c: mean and variance of latency", "",
+               "Mean modelled latency relative to none (mean over cells of policy / none), and the modelled "
+               "run-to-run std V_H: mean, and the largest over cells, of the final plans; 'V_H up' counts cells "
+               "where the plan's V_H is above the unoptimized plan's.", "",
+               "| lambda_c | variant | mean latency / none | mean V_H | max V_H | V_H up (cells) |", "|---|---|---|---|---|---|"]
+        for n in lam:
+            rs = rows[n]
+            lc = {"lambda-c-0": "0", "baseline": "0.2", "lambda-c-0.5": "0.5"}[n]
+            up = sum(1 for r in rs if r["rl"].get("variance_modelled", 0) > r["none"].get("variance_modelled", 0) + 1e-12)
+            md.append(f"| {lc} | {n} | {mean(1 / speedup(r) for r in rs):.4f} | "
+                      f"{pct(st[n]['mean_variance_modelled'])} | {pct(max(r['rl'].get('variance_modelled', 0) for r in rs))} "
+                      f"| {up} / {len(rs)} |")
+    with open(a.md_ablations, "w") as f:
+        f.write("\n".join(md) + "\n")
+    with open(a.json_ablations, "w") as f:
+        json.dump({k: v for k, v in js.items() if k != "rows"} | {"rows": {n: rows[n] for n in abl}}, f, indent=1)
+
+    # --- generalization, left-out platform, few-shot ---
+    gen = [n for n in ["train-v100", "train-v100-mi100", "train-v100-mi100-tpu-v3", "baseline", "with-tpu-v4",
+                       "default"] if n in st]
+    plats = a.platforms.split(",")
+    md = header(a, "RL policy generalization across platforms (issue 7, items 4-6)")
+    md += commands(a, [n for n in gen + list(FINETUNES) if n != "default"], metas)
+    md += ["## Train on a few platforms, test on every platform", "",
+           "Each cell: mean over the 8 zoo models of the modelled speed-up over none, then the mean share of "
+           "beam(8)'s gain. * = a platform outside that policy's training set.", "",
+           "| trained on | " + " | ".join(plats) + " | mean (seen) | mean (left out) |",
+           "|---" * (len(plats) + 3) + "|"]
+    for n in gen:
+        seen = set(VARIANTS[n][2].split(",")) if n in VARIANTS else set(DEFAULT_PLATFORMS.split(","))
+        cells, seen_sh, out_sh = [], [], []
+        for p in plats:
+            rs = [r for r in rows[n] if r["platform"] == p]
+            sh = mean(share(r) for r in rs)
+            (seen_sh if p in seen else out_sh).append(sh)
+            cells.append(f"{mean(speedup(r) for r in rs):.2f}x / {pct(sh)}{'' if p in seen else '*'}")
+        label = {"baseline": "8 platforms (default recipe)", "with-tpu-v4": "all 9",
+                 "default": "8 platforms (policies/default.rlp, 150 updates)"}.get(n, "{" + VARIANTS.get(n, ("", "", ""))[2] + "}")
+        md.append(f"| {label} | " + " | ".join(cells) + f" | {pct(mean(seen_sh))} | {pct(mean(out_sh))} |")
+    for pol in ("greedy", "beam:8"):
+        md.append(f"| ({pol}) | " + " | ".join(
+            f"{mean(speedup(r, pol) for r in ref if r['platform'] == p):.2f}x / "
+            f"{pct(mean(share(r, pol) for r in ref if r['platform'] == p))}" for p in plats) + " | - | - |")
+    # tpu-v4
+    if "with-tpu-v4" in rows:
+        inplat = {r["model"]: r for r in rows["with-tpu-v4"] if r["platform"] == "tpu-v4"}
+        g_in = sum(rleval.gain(r, "rl") for r in inplat.values())
+        md += ["", "## tpu-v4: left out, and few-shot fine-tuning", "",
+               "The in-platform policy is `with-tpu-v4` (the default recipe with tpu-v4 added, same budget). "
+               "Ratio = a policy's modelled latency reduction over none on tpu-v4, summed over the 8 zoo models, "
+               "divided by the in-platform policy's (per-model mean in brackets). Fine-tuning: `cagr train "
+               "--finetune POLICY --platform src/hw/profiles/tpu-v4.json --no-imitation --synthetic 0 --updates 5 "
+               "--episodes-per-platform 4 --episodes 20`: 20 PPO episodes on tpu-v4 (zoo training models), plus "
+               "the greedy evaluations that choose between the starting weights and the fine-tuned ones "
+               "(6 greedy episodes each, before and after).", "",
+               "| policy | tpu-v4 in training | gain ms (sum) | / in-platform gain | per-model mean | "
+               "share of beam gain | vs in-platform W/T/L |", "|---|---|---|---|---|---|---|"]
+        for n in ["with-tpu-v4", "baseline", "default", "finetune-baseline", "finetune-default"]:
+            if n not in rows:
+                continue
+            rs = [r for r in rows[n] if r["platform"] == "tpu-v4"]
+            g = sum(rleval.gain(r, "rl") for r in rs)
+            per = mean(rleval.gain(r, "rl") / rleval.gain(inplat[r["model"]], "rl")
+                       for r in rs if rleval.gain(inplat[r["model"]], "rl") > 0)
+            w, t, l = wtl([dict(r, ref=inplat[r["model"]]["rl"]) for r in rs], "rl", "ref")
+            how = {"with-tpu-v4": "yes (all updates)", "baseline": "no", "default": "no",
+                   "finetune-baseline": "20 episodes, from baseline", "finetune-default": "20 episodes, from default.rlp"}[n]
+            md.append(f"| {n} | {how} | {g:.4f} | {pct(g / g_in) if g_in > 0 else 'n/a'} | {pct(per)} | "
+                      f"{pct(mean(share(r) for r in rs))} | {w} / {t} / {l} |")
+        js["tpu_v4_in_platform_gain_ms"] = g_in
+    with open(a.md_generalization, "w") as f:
+        f.write("\n".join(md) + "\n")
+    with open(a.json_generalization, "w") as f:
+        keep = gen + [n for n in FINETUNES if n in rows]
+        json.dump({k: v for k, v in js.items() if k != "rows"} | {"rows": {n: rows[n] for n in keep}}, f, indent=1)
+    print("\n".join(md))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cagr", default="build-rl/cagr")
+    ap.add_argument("--out", default="build-rl/ablate", help="policies, logs and evaluations (git-ignored)")
+    ap.add_argument("--updates", type=int, default=60, help="PPO updates for every trained variant")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1, help="--threads of each training")
+    ap.add_argument("--parallel", type=int, default=2, help="trainings at a time")
+    ap.add_argument("--jobs", type=int, default=2, help="cagr optimize processes at a time when evaluating")
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--models", default=",".join(rleval.MODELS))
+    ap.add_argument("--platforms", default=",".join(rleval.PLATFORMS))
+    ap.add_argument("--only", help="variants to train/evaluate (default: all)")
+    ap.add_argument("--stage", default="all", choices=["train", "eval", "report", "all"])
+    ap.add_argument("--md-ablations", default="bench/results/rl_ablations.md")
+    ap.add_argument("--json-ablations", default="bench/results/rl_ablations.json")
+    ap.add_argument("--md-generalization", default="bench/results/rl_generalization.md")
+    ap.add_argument("--json-generalization", default="bench/results/rl_generalization.json")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    names = a.only.split(",") if a.only else list(VARIANTS) + list(FINETUNES)
+    for n in names:
+        if n not in VARIANTS and n not in FINETUNES and n != "default":
+            sys.exit(f"unknown variant '{n}' (known: {', '.join(list(VARIANTS) + list(FINETUNES))}, default)")
+    trained = [n for n in names if n != "default"]
+    if a.stage in ("train", "all"):
+        # Fine-tuning from the baseline needs the baseline first.
+        first = [n for n in trained if n not in FINETUNES]
+        with ThreadPoolExecutor(a.parallel) as ex:
+            list(ex.map(lambda n: train_one(a, n), first))
+        for n in trained:
+            if n in FINETUNES:
+                train_one(a, n)
+    if a.stage in ("eval", "all"):
+        evaluate(a, ["default"] + [n for n in trained if os.path.exists(f"{a.out}/{n}.rlp")])
+    if a.stage in ("report", "all"):
+        metas = {n: json.load(open(f"{a.out}/{n}.train.json")) for n in list(VARIANTS) + list(FINETUNES)
+                 if os.path.exists(f"{a.out}/{n}.train.json")}
+        report(a, metas)
+
+
+if __name__ == "__main__":
+    main()
