@@ -160,8 +160,69 @@ std::string gemmShapeClass(double m, double n, double k) {
   return "gemm.large";
 }
 
+namespace {
+
+bool hasEntry(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass) {
+  const KernelEfficiency* e = hw.efficiency(kernel, shapeClass);
+  return e != nullptr && e->shapeClass == shapeClass;
+}
+
+bool isLookup(OpKind op) {
+  return op == OpKind::kEmbeddingBag || op == OpKind::kEmbeddingBags || op == OpKind::kGather ||
+         op == OpKind::kGatherND;
+}
+
+// The kernel CAGR's CUDA backend generates for node `n` priced as (kernel,
+// cls) by default, and the class its backend probe measured it in, when the
+// profile has that entry (cagr profile --target cuda); else (kernel, cls).
+// Profiles without nvrtc.* entries (CPU, datasheets, cagr-profile-cuda
+// alone) keep the default.
+std::pair<std::string, std::string> generatedOnCuda(const HardwareProfile& hw, const Graph& g, const Node& n,
+                                                    std::pair<std::string, std::string> kc) {
+  if (kc.first == "view") return kc;
+  std::vector<std::pair<const char*, std::string>> tries;
+  switch (n.op) {
+    case OpKind::kCIN: tries = {{"nvrtc.cin", "gemm.cin"}}; break;
+    case OpKind::kInteraction: tries = {{"nvrtc.interaction", "gemm.interaction"}}; break;
+    case OpKind::kFM: tries = {{"nvrtc.fm", "reduce.fm"}}; break;
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMean:
+    case OpKind::kReduceMax: tries = {{"nvrtc.reduce", kc.second}}; break;
+    default:
+      if (kc.second.rfind("movement.", 0) == 0) {
+        tries = {{"nvrtc.movement", kc.second}};
+      } else if (isLookup(n.op)) {
+        // Table-batched lookups take the lookup classes here (the streaming
+        // class elsewhere); the CUDA bench's synthesized ids are uniform, so
+        // a zipf class falls back to the uniform probe.
+        std::string cls = kc.second;
+        if (n.op == OpKind::kEmbeddingBags) cls = tableFitsInCache(hw, g, n) ? "gather.cached" : "gather.zipf";
+        tries = {{"nvrtc.embedding", cls}};
+        if (cls == "gather.zipf") tries.push_back({"nvrtc.embedding", "gather.uniform"});
+      } else if (kc.second == "eltwise.stream") {
+        tries = {{"nvrtc.eltwise", kc.second}};
+      }
+  }
+  for (const auto& [kernel, cls] : tries) {
+    if (hasEntry(hw, kernel, cls)) return {kernel, cls};
+  }
+  return kc;
+}
+
+std::pair<std::string, std::string> classifyDefault(const HardwareProfile& hw, const Graph& g, const Node& n,
+                                                    const NodeStats& stats);
+
+}  // namespace
+
 std::pair<std::string, std::string> classifyKernel(const HardwareProfile& hw, const Graph& g, const Node& n,
                                                    const NodeStats& stats) {
+  return generatedOnCuda(hw, g, n, classifyDefault(hw, g, n, stats));
+}
+
+namespace {
+
+std::pair<std::string, std::string> classifyDefault(const HardwareProfile& hw, const Graph& g, const Node& n,
+                                                    const NodeStats& stats) {
   if (isView(n.op)) return {"view", ""};
   switch (n.op) {
     case OpKind::kGemm:
@@ -204,6 +265,13 @@ std::pair<std::string, std::string> classifyKernel(const HardwareProfile& hw, co
                                                                                 : nullptr;
   if (probed != nullptr && hasClass(hw, probed)) return {bestKernelFor(hw, probed, "own.eltwise"), probed};
   return {bestKernelFor(hw, "eltwise.stream", "own.eltwise"), "eltwise.stream"};
+}
+
+}  // namespace
+
+double graphStepFloor(const HardwareProfile& hw) {
+  const KernelEfficiency* e = hw.efficiency(kGraphStepKernel, kGraphStepClass);
+  return e != nullptr && e->shapeClass == kGraphStepClass ? e->overheadS : 0;
 }
 
 Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass,

@@ -17,7 +17,12 @@ struct Efficiency {
 };
 
 /// (kernel, shape class) for node `n`: e.g. ("cublas.sgemm", "gemm.small"),
-/// ("own.gather", "gather.zipf"), ("view", "") for metadata-only ops.
+/// ("own.gather", "gather.zipf"), ("view", "") for metadata-only ops. Where
+/// the profile has CUDA backend-probe entries (cagr profile --target cuda),
+/// a node the CUDA backend runs as generated code is priced as that kernel
+/// in its probed class: ("nvrtc.cin", "gemm.cin"), ("nvrtc.interaction",
+/// "gemm.interaction"), ("nvrtc.fm", "reduce.fm"), nvrtc.embedding /
+/// nvrtc.reduce / nvrtc.eltwise / nvrtc.movement in the default class.
 std::pair<std::string, std::string> classifyKernel(const HardwareProfile& hw, const Graph& g, const Node& n,
                                                    const NodeStats& stats);
 
@@ -78,6 +83,14 @@ double streamingBandwidth(const HardwareProfile& hw, const std::string& kernel, 
 /// Bandwidth of the smallest cache level (not device memory) that holds
 /// `workingSetBytes`, or 0 when none does.
 double cacheBandwidthFor(const HardwareProfile& hw, double workingSetBytes);
+
+/// The CUDA-graph per-kernel floor the profile measured (the overhead_s of
+/// its kGraphStepKernel / kGraphStepClass entry), or 0 when it has none.
+/// Plans priced on such a profile charge it per kernel instead of the
+/// kernel's single-launch overhead (the CUDA backend replays plans as graphs).
+inline constexpr const char* kGraphStepKernel = "cagr.graph_step";
+inline constexpr const char* kGraphStepClass = "launch.graph";
+double graphStepFloor(const HardwareProfile& hw);
 
 /// Bytes written by group members and read only inside the group.
 double internalTraffic(const Graph& g, const GraphStats& stats, const std::vector<char>& member);

@@ -4,7 +4,10 @@
 // fuse_alpha counts as saved) + one launch; precisions scale
 // bytes and pick the math mode's rates; a fused CIN never writes its outer
 // product; an in-place concat is free; streams overlap on a critical path;
-// peak memory follows liveness over the kernel schedule. All modelled.
+// peak memory follows liveness over the kernel schedule. On a profile with
+// CUDA backend probes, generated kernels are priced by their own nvrtc.*
+// entries and each kernel's launch is the measured CUDA-graph per-kernel
+// floor. All modelled.
 #include <algorithm>
 #include <cmath>
 
@@ -50,6 +53,7 @@ struct PricingCache {
   std::vector<std::string> kernel, cls;  // each node's default kernel and shape class
   std::vector<Efficiency> eff;           // its rates at its FLOP count
   Backend backend = Backend::kCpu;
+  double graphFloorS = 0;  // the profile's CUDA-graph per-kernel floor (0: none measured)
   /// Latency, memory and variance only (no per-node / per-kernel detail):
   /// what a search needs to score a candidate.
   bool summaryOnly = false;
@@ -150,7 +154,10 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
   const std::string& cls = c.cache.cls[static_cast<size_t>(id)];
   if (c.cache.kernel[static_cast<size_t>(id)] == "view") return KernelEstimate{0, 0, 0, 0, Bound::kFree, "view", ""};
   const KernelInfo& info = kernelInfo(chosen);
-  OpCounts counts = memberCounts(c, id, kernel, pattern == Pattern::kCin && chosen != 0);
+  // The CUDA backend runs even an unassigned CIN as its generated kernel (no
+  // outer product in memory): priced so where the profile measured it.
+  const bool generatedCin = c.cache.kernel[static_cast<size_t>(id)] == "nvrtc.cin";
+  OpCounts counts = memberCounts(c, id, kernel, pattern == Pattern::kCin && (chosen != 0 || generatedCin));
   double rateScale = 1;
   bool tensorCores = n.mir.math != Precision::kF32;
   bool custom = (chosen != 0 && info.priceAs[0] != '\0' && info.pattern != Pattern::kConcatInPlace) || tensorCores;
@@ -158,6 +165,10 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
   std::string name;
   if (custom) {
     name = chosen != 0 && info.priceAs[0] != '\0' ? info.priceAs : c.cache.kernel[static_cast<size_t>(id)];
+    // A chosen kernel the profile measured itself on this class (the CUDA
+    // backend probes' nvrtc.* entries) is priced by its own entry.
+    const KernelEfficiency* self = chosen != 0 ? c.hw.efficiency(info.name, cls) : nullptr;
+    if (self != nullptr && self->shapeClass == cls) name = info.name;
     // A chosen kernel the profile never measured on this class (e.g. a
     // softmax run by the reduction kernel) is priced by the class's own
     // measured kernel, not by its rate on another class.
@@ -242,6 +253,9 @@ KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& memb
     }
   }
   if (total.kernel.empty()) total.kernel = "view";
+  // Replayed as a CUDA graph: each kernel's floor is the measured per-kernel
+  // floor inside a replay, not its single-launch overhead.
+  if (c.cache.graphFloorS > 0 && total.kernel != "view") total.launchS = c.cache.graphFloorS;
   double work = std::max(total.computeS, total.memoryS);
   total.seconds = work + total.launchS;
   if (total.kernel == "view") total.bound = Bound::kFree;
@@ -304,6 +318,7 @@ StatusOr<std::shared_ptr<const PricingCache>> RooflineCostModel::prepare(const G
   c->backend = hw_.kind == "cpu" ? Backend::kCpu : hw_.kind == "tpu" ? Backend::kTpu
               : hw_.vendor == "amd"                                 ? Backend::kHip
                                                                     : Backend::kCuda;
+  c->graphFloorS = graphStepFloor(hw_);
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     auto [name, cls] = kernelClass(g, g.nodes()[i], stats.nodes[i]);
     c->eff.push_back(effectiveRates(hw_, name, cls, stats.nodes[i].counts.flops));

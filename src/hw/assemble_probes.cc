@@ -19,8 +19,10 @@ double work(const ProbePoint& p) {
   return flopClass(p.shapeClass) ? p.flops : p.bytes;
 }
 
-/// One entry per (kernel, class) of the probe points.
-KernelEfficiency probeEntry(const std::vector<const ProbePoint*>& pts, int threads) {
+}  // namespace
+
+/// One entry per (kernel, class) of the probe points; `how` opens the source.
+KernelEfficiency probeEntry(const std::vector<const ProbePoint*>& pts, const std::string& how) {
   KernelEfficiency e;
   e.kernel = pts.front()->kernel;
   e.shapeClass = pts.front()->shapeClass;
@@ -42,14 +44,14 @@ KernelEfficiency probeEntry(const std::vector<const ProbePoint*>& pts, int threa
   (flops ? e.flopsPerS : e.bytesPerS) = bigRate;
   if (flops && big->seconds > 0) e.bytesPerS = big->bytes / big->seconds;
   e.samples = static_cast<int>(pts.size());
-  e.source =
-      fmt("measured: CAGR's CPU backend running generated one-kernel plans (Executable::profile, median %s per call, "
-          "%d threads): %s; overhead_s: the smallest call; %s: the largest call, net of overhead_s; curve: (%s per "
-          "call, net %s/s), which the cost model reads instead of the class rate",
-          usingThreadCpuTime() ? "CPU time of the calling thread" : "wall time", threads, what.c_str(),
-          flops ? "flops_per_s" : "bytes_per_s", flops ? "FLOPs" : "bytes", flops ? "FLOP" : "bytes");
+  e.source = fmt("%s: %s; overhead_s: the smallest call; %s: the largest call, net of overhead_s; curve: (%s per "
+                 "call, net %s/s), which the cost model reads instead of the class rate",
+                 how.c_str(), what.c_str(), flops ? "flops_per_s" : "bytes_per_s", flops ? "FLOPs" : "bytes",
+                 flops ? "FLOP" : "bytes");
   return e;
 }
+
+namespace {
 
 /// The intermediates' traffic of one fusion probe that its fused kernel did
 /// not save (bytes, at the unfused chain's own measured bandwidth): fused
@@ -100,7 +102,10 @@ void fillBackendProbes(HardwareProfile& p, const ProfileResults& r) {
     if (pt.seconds > 0) byEntry[{pt.kernel, pt.shapeClass}].push_back(&pt);
   }
   for (const auto& [key, pts] : byEntry) {
-    KernelEfficiency e = probeEntry(pts, r.threads);
+    KernelEfficiency e = probeEntry(
+        pts, fmt("measured: CAGR's CPU backend running generated one-kernel plans (Executable::profile, median %s "
+                 "per call, %d threads)",
+                 usingThreadCpuTime() ? "CPU time of the calling thread" : "wall time", r.threads));
     auto same = std::find_if(p.efficiencies.begin(), p.efficiencies.end(), [&](const KernelEfficiency& x) {
       return x.kernel == e.kernel && x.shapeClass == e.shapeClass;
     });

@@ -11,79 +11,17 @@
 #include "cagr/backend.h"
 #include "cagr/rewrite.h"
 #include "cagr/text.h"
+#include "hw/backend_probes_text.h"
 #include "hw/microbench.h"
 
 namespace cagr::hw {
 namespace {
 
-std::string tensorType(const std::vector<int64_t>& tail, const char* dtype = "f32") {
-  std::string t = "tensor<?";
-  for (int64_t d : tail) t += "x" + std::to_string(d);
-  return t + "x" + dtype + ">";
-}
-
-/// A probe input: [N, tail...] f32 activations, or a fixed-shape f32 table
-/// (`table`), or [N] i64 ids below `idBound`.
-struct Input {
-  std::vector<int64_t> dims;
-  bool table = false;
-  int64_t idBound = 0;  // > 0: i64 ids in [0, idBound)
-  std::string type() const {
-    if (idBound > 0) return "tensor<?xi64>";
-    if (!table) return tensorType(dims);
-    std::string t = "tensor<";
-    for (int64_t d : dims) t += std::to_string(d) + "x";
-    return t + "f32>";
-  }
-  std::string dimsText() const {
-    std::string d = table ? "" : "N";
-    for (int64_t x : dims) d += (d.empty() ? "" : ",") + std::to_string(x);
-    return d;
-  }
-};
-
-/// A graph over inputs x (and y) of shape [N, tail...] with `body` lines
-/// producing %out of type `outType`.
-std::string graphText(const std::vector<Input>& inputs, const std::string& body, const std::string& outType) {
-  std::string args, names, dims;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    std::string sep = i == 0 ? "" : ", ";
-    args += sep + "%arg" + std::to_string(i) + ": " + inputs[i].type();
-    names += sep + "\"in" + std::to_string(i) + "\"";
-    dims += sep + "\"" + inputs[i].dimsText() + "\"";
-  }
-  return "\"builtin.module\"() ({\n  \"cagr.graph\"() ({\n  ^bb0(" + args + "):\n" + body +
-         "    \"cagr.return\"(%out) : (" + outType + ") -> ()\n  }) {sym_name = \"main\", input_names = [" + names +
-         "], input_dims = [" + dims + "], output_names = [\"out\"], symbols = [\"N\"]} : () -> ()\n}) : () -> ()\n";
-}
-
-/// One op line: %res = "cagr.op"(args) {attrs} : (in types) -> out type.
-std::string opLine(const std::string& res, const std::string& op, const std::string& args, const std::string& attrs,
-                   const std::string& inTypes, const std::string& outType) {
-  return "    " + res + " = \"cagr." + op + "\"(" + args + ") {name = \"" + res.substr(1) + "\"" +
-         (attrs.empty() ? "" : ", " + attrs) + "} : (" + inTypes + ") -> " + outType + "\n";
-}
-
-std::vector<std::pair<std::string, Tensor>> randomInputs(const std::vector<Input>& inputs, int64_t n) {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(0.1f, 1.0f);
-  std::vector<std::pair<std::string, Tensor>> out;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Input& in = inputs[i];
-    std::vector<int64_t> shape;
-    if (!in.table) shape.push_back(n);
-    shape.insert(shape.end(), in.dims.begin(), in.dims.end());
-    Tensor t(in.idBound > 0 ? DType::kI64 : DType::kF32, shape);
-    for (int64_t j = 0; j < t.numel(); ++j) {
-      if (in.idBound > 0)
-        t.data<int64_t>()[j] = std::uniform_int_distribution<int64_t>(0, in.idBound - 1)(rng);
-      else
-        t.data<float>()[j] = u(rng);
-    }
-    out.emplace_back("in" + std::to_string(i), std::move(t));
-  }
-  return out;
-}
+using probe::graphText;
+using probe::Input;
+using probe::opLine;
+using probe::randomInputs;
+using probe::tensorType;
 
 /// Per-kernel timings of `plan` at batch `n`: enough repeats for about
 /// `seconds` (at least 5), after one untimed run.

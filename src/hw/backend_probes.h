@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cagr/hw.h"
 #include "cagr/status.h"
 
 namespace cagr::hw {
@@ -44,5 +45,11 @@ struct BackendProbes {
 /// Runs the probes on the CPU backend with `threads` worker threads.
 /// quick: fewer sizes (tests). Each probe repeats until about `secondsEach`.
 StatusOr<BackendProbes> runBackendProbes(int threads, bool quick, double secondsEach);
+
+/// The profile entry of one (kernel, class)'s probe points (assemble_probes.cc):
+/// overhead_s the smallest call, a curve of (work per call, rate net of
+/// overhead_s) — FLOPs for "gemm.*" classes, bytes otherwise — and the rate of
+/// the largest call; the source starts with `how` and lists every point.
+KernelEfficiency probeEntry(const std::vector<const ProbePoint*>& pts, const std::string& how);
 
 }  // namespace cagr::hw

@@ -10,7 +10,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "cagr/backend.h"
 #include "cagr/hw.h"
+#include "hw/cuda_probes.h"
 #include "hw/profiler.h"
 #include "tools/common.h"
 #include "hw/progress_bar.h"
@@ -21,6 +23,8 @@ namespace {
 struct ProfileArgs {
   std::string target = "cpu";
   std::string out;
+  std::string merge;  // --target cuda: the cagr-profile-cuda profile the probes are added to
+  double probeSeconds = 0.2;
   bool quick = false;
   bool validate = false;
   double budget = 90;
@@ -126,8 +130,61 @@ int runValidate(const ProfileArgs& a, const ProfilerOptions& opts) {
   return 0;
 }
 
+/// --target cuda: the CUDA backend probes (cuda_probes.h) on this machine's
+/// GPU, added to --merge BASE (a cagr-profile-cuda profile).
+int runCudaProfile(const ProfileArgs& a) {
+  {  // no GPU (or a build without the CUDA backend): fail before anything else
+    auto backend = makeBackend("cuda");
+    std::string why = backend.isOk() ? (*backend)->capabilities().note : backend.status().message();
+    if (!backend.isOk() || !(*backend)->capabilities().available) {
+      return fail(unsupported("cagr profile --target cuda: this build has no CUDA support on this machine (" + why +
+                              ")"));
+    }
+  }
+  if (a.validate) return fail(unsupported("cagr profile --target cuda --validate: use cagr-profile-cuda --validate"));
+  if (a.merge.empty()) {
+    return fail(invalidArgument(
+        "cagr profile --target cuda: --merge BASE.json is required (the profile cagr-profile-cuda measured on this "
+        "GPU: GEMM curves, memory, launch); the backend probes are added to it"));
+  }
+  if (a.out.empty()) return fail(invalidArgument("cagr profile --target cuda: -o OUT.json is required"));
+  auto base = loadProfile(a.merge);  // read first: a bad BASE fails before minutes of probing
+  if (!base.isOk()) return fail(base.status().withContext("--merge"));
+  ProgressBar bar(!a.quiet);
+  auto probes = hw::runCudaProbes(a.quick, a.probeSeconds, [&bar](double f, const std::string& w) { bar.update(f, w); });
+  bar.finish();
+  if (!probes.isOk()) return fail(probes.status());
+  auto merged = hw::mergeCudaProbes(*base, *probes);
+  if (!merged.isOk()) return fail(merged.status());
+  Status s = saveProfile(*merged, a.out);
+  if (!s.isOk()) return fail(s);
+  if (a.json) {
+    nlohmann::json j = baseJson("none", "cuda");
+    j["profile"] = {{"name", merged->name}, {"base", a.merge}, {"output", a.out}, {"device", probes->device}};
+    for (const hw::ProbePoint& p : probes->probes.points) {
+      j["points"].push_back({{"kernel", p.kernel}, {"shape_class", p.shapeClass}, {"what", p.what}, {"bytes", p.bytes},
+                             {"flops", p.flops}, {"seconds", p.seconds}, {"kind", "measured"}});
+    }
+    j["graph_step_floor_s"] = {{"value", probes->floor.graphPerKernelS}, {"kind", "measured"}};
+    j["single_step_floor_s"] = {{"value", probes->floor.singleStepS}, {"kind", "measured"}};
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("cagr profile --target cuda: %zu probe points on %s (measured: CUDA events per step)\n",
+              probes->probes.points.size(), probes->device.c_str());
+  for (const hw::ProbePoint& p : probes->probes.points) {
+    std::printf("  %-18s %-17s %10.2f us  %s\n", p.kernel.c_str(), p.shapeClass.c_str(), p.seconds * 1e6,
+                p.what.c_str());
+  }
+  std::printf("  CUDA-graph per-kernel floor %.2f us, single step %.2f us, one-kernel graph %.2f us (measured on %s)\n",
+              probes->floor.graphPerKernelS * 1e6, probes->floor.singleStepS * 1e6,
+              probes->floor.graphOneKernelS * 1e6, probes->device.c_str());
+  std::printf("wrote %s (%s + backend probes)\n", a.out.c_str(), a.merge.c_str());
+  return 0;
+}
+
 int runProfile(const ProfileArgs& a) {
-  if (a.target == "cuda") return fail(unsupported("cagr profile --target cuda: this build has no CUDA support"));
+  if (a.target == "cuda") return runCudaProfile(a);
   if (a.target != "cpu") {
     return fail(invalidArgument("cagr profile --target '" + a.target + "': unknown target (expected cpu or cuda)"));
   }
@@ -159,7 +216,13 @@ int runProfile(const ProfileArgs& a) {
 void addProfile(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<ProfileArgs>();
   CLI::App* cmd = app.add_subcommand("profile", "measure this machine and write a hardware profile (JSON)");
-  cmd->add_option("--target", args->target, "cpu (cuda: not in this build)")->required();
+  cmd->add_option("--target", args->target,
+                  "cpu, or cuda (CAGR's CUDA backend probes added to --merge BASE.json from cagr-profile-cuda)")
+      ->required();
+  cmd->add_option("--merge", args->merge,
+                  "--target cuda: the cagr-profile-cuda profile of this GPU the backend probes are added to");
+  cmd->add_option("--probe-seconds", args->probeSeconds,
+                  "--target cuda: timing budget per probe point in seconds (default 0.2)");
   cmd->add_option("-o,--output", args->out, "write the measured profile here (e.g. hw.json)");
   cmd->add_flag("--quick", args->quick, "fewer shapes and samples (about 15 s; with --validate about 3 s)");
   cmd->add_flag("--validate", args->validate,

@@ -1,0 +1,312 @@
+// runCudaProbes / mergeCudaProbes (see cuda_probes.h): IR-text plans of one
+// kernel each, compiled on the CUDA backend through the public API and timed
+// with Executable::profile (CUDA events per step); work per call counted by
+// the op table at the batch (computeStats), as the cost model counts it; the
+// floor from a chain of tiny kernels replayed as one CUDA graph
+// (DeviceTimed::timeReplays). All figures measured on the GPU it runs on.
+#include "hw/cuda_probes.h"
+
+#include <algorithm>
+#include <map>
+
+#include "backends/cuda/cuda_timing.h"
+#include "cagr/analysis.h"
+#include "cagr/backend.h"
+#include "cagr/mir.h"
+#include "cagr/text.h"
+#include "hw/microbench.h"
+
+namespace cagr::hw {
+namespace {
+
+using probe::constantLine;
+using probe::fixedType;
+using probe::Input;
+using probe::opLine;
+using probe::tensorType;
+
+std::vector<int64_t> pick(bool quick, std::vector<int64_t> full, std::vector<int64_t> few) {
+  return quick ? few : full;
+}
+
+CudaProbeSpec unary(const std::string& kernel, const std::string& cls, const std::string& op, const std::string& attrs,
+                    const std::vector<int64_t>& inTail, const std::vector<int64_t>& outTail,
+                    std::vector<int64_t> rows) {
+  CudaProbeSpec s;
+  s.kernel = kernel;
+  s.shapeClass = cls;
+  s.inputs = {Input{inTail}};
+  s.outType = tensorType(outTail);
+  s.body = opLine("%out", op, "%arg0", attrs, tensorType(inTail), s.outType);
+  s.label = op + " " + tensorType(inTail) + (attrs.empty() ? "" : " " + attrs);
+  s.rows = std::move(rows);
+  return s;
+}
+
+/// EmbeddingBag (sum) of `pool` ids per row from a constant [tableRows, dim] table.
+CudaProbeSpec embeddingBag(const std::string& cls, int64_t tableRows, int64_t dim, int64_t pool,
+                           std::vector<int64_t> rows) {
+  CudaProbeSpec s;
+  s.kernel = "nvrtc.embedding";
+  s.shapeClass = cls;
+  const Input ids{{pool}, false, tableRows};
+  s.inputs = {ids};
+  s.outType = tensorType({dim});
+  s.body = constantLine("%table", {tableRows, dim}, 0.01) +
+           opLine("%out", "embedding_bag", "%table, %arg0", "", fixedType({tableRows, dim}) + ", " +
+                  ids.type(), s.outType);
+  const std::string hot = pool == 1 ? "one-hot" : fmt("%lld-hot", static_cast<long long>(pool));
+  s.label = fmt("embedding_bag %s of a [%lld,%lld] table", hot.c_str(), static_cast<long long>(tableRows),
+                static_cast<long long>(dim));
+  s.rows = std::move(rows);
+  return s;
+}
+
+/// One CIN layer: xk [N,h,d] (x) x0 [N,f,d] -> [N,o,d] with constant weights.
+/// `kernel`: the catalog kernel the plan asks for ("nvrtc.cin" is what an
+/// unassigned CIN runs; others are set as the node's cagr.kernel decision).
+CudaProbeSpec cinLayer(const std::string& kernel, int64_t h, int64_t f, int64_t d, int64_t o, bool sameInput,
+                       std::vector<int64_t> rows) {
+  CudaProbeSpec s;
+  s.kernel = kernel;
+  s.shapeClass = "gemm.cin";
+  s.inputs = {Input{{f, d}}};
+  if (!sameInput) s.inputs.push_back(Input{{h, d}});
+  std::string x0 = tensorType({f, d}), xk = sameInput ? x0 : tensorType({h, d});
+  s.outType = tensorType({o, d});
+  s.body = constantLine("%w", {o, h * f}, 0.01) + constantLine("%b", {o}, 0.01) +
+           opLine("%out", "cin", std::string(sameInput ? "%arg0" : "%arg1") + ", %arg0, %w, %b",
+                  kernel == "nvrtc.cin" ? "" : "cagr.kernel = \"" + kernel + "\"",
+                  xk + ", " + x0 + ", " + fixedType({o, h * f}) + ", " + fixedType({o}), s.outType);
+  s.label = fmt("%s [N,%lld,%lld] x [N,%lld,%lld] -> %lld", kernel.c_str(), static_cast<long long>(h),
+                static_cast<long long>(d),
+                static_cast<long long>(f), static_cast<long long>(d), static_cast<long long>(o));
+  s.rows = std::move(rows);
+  return s;
+}
+
+}  // namespace
+
+std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
+  // Rows: from a handful (the launch floor) to ~100 MB per call (HBM, past
+  // the 50 MB L2).
+  const std::vector<int64_t> stream = pick(quick, {4, 256, 4096, 32768, 262144, 1048576}, {4, 4096});
+  const std::vector<int64_t> batches = pick(quick, {4, 256, 1024, 4096, 16384, 65536}, {4, 4096});
+  std::vector<CudaProbeSpec> out;
+  CudaProbeSpec add;
+  add.kernel = "nvrtc.eltwise";
+  add.shapeClass = "eltwise.stream";
+  add.inputs = {Input{{32}}, Input{{32}}};
+  add.outType = tensorType({32});
+  add.body = opLine("%out", "add", "%arg0, %arg1", "", add.outType + ", " + add.outType, add.outType);
+  add.label = "add [N,32]";
+  add.rows = stream;
+  out.push_back(add);
+  out.push_back(unary("nvrtc.reduce", "reduce.rows", "reduce_sum", "axes = [-1], keepdims = 0 : i64", {22, 16}, {22},
+                      batches));
+  out.push_back(unary("nvrtc.movement", "movement.strided", "transpose", "perm = [0, 2, 1, 3]", {22, 2, 16},
+                      {2, 22, 16}, batches));
+  out.push_back(unary("nvrtc.movement", "movement.inner", "transpose", "perm = [0, 2, 3, 1]", {22, 2, 16},
+                      {2, 16, 22}, batches));
+  // Lookups: small tables stay in L2 (xDeepFM, DeepFM), a 128 MB one does not
+  // (DLRM); one id per bag and 8 ids per bag.
+  out.push_back(embeddingBag("gather.cached", 1000, 16, 1, batches));
+  out.push_back(embeddingBag("gather.cached", 1000, 16, 8, batches));
+  out.push_back(embeddingBag("gather.uniform", 1000000, 32, 1, batches));
+  out.push_back(embeddingBag("gather.uniform", 1000000, 32, 8, batches));
+  // DLRM's dot interaction of 27 vectors of 16, DeepFM's FM over 39 fields of 10.
+  out.push_back(unary("nvrtc.interaction", "gemm.interaction", "interaction", "", {27, 16}, {351}, batches));
+  out.push_back(unary("nvrtc.fm", "reduce.fm", "fm", "", {39, 10}, {1}, batches));
+  // xDeepFM's CIN layers: 22 fields of 16, 200 maps.
+  const std::vector<int64_t> cinRows = pick(quick, {4, 64, 256, 1024, 4096, 8192}, {4, 256});
+  std::vector<std::string> cinKernels = {"nvrtc.cin"};
+  if (kernelByName("cublaslt.cin").isOk()) cinKernels.push_back("cublaslt.cin");  // the cuBLASLt CIN, where built
+  for (const std::string& k : cinKernels) {
+    out.push_back(cinLayer(k, 22, 22, 16, 200, true, cinRows));
+    out.push_back(cinLayer(k, 200, 22, 16, 200, false, cinRows));
+  }
+  return out;
+}
+
+CudaProbeSpec launchChainSpec(int kernels) {
+  CudaProbeSpec s;
+  s.kernel = kGraphStepKernel;
+  s.shapeClass = kGraphStepClass;
+  s.inputs = {Input{{4}}};
+  s.outType = tensorType({4});
+  std::string prev = "%arg0";
+  for (int i = 0; i < kernels; ++i) {
+    std::string res = i + 1 == kernels ? "%out" : "%r" + std::to_string(i);
+    s.body += opLine(res, "relu", prev, "", s.outType, s.outType);
+    prev = res;
+  }
+  s.label = fmt("%d relu kernels in a chain over [N,4]", kernels);
+  s.rows = {4};
+  return s;
+}
+
+namespace {
+
+struct Compiled {
+  Graph plan;
+  std::unique_ptr<Executable> exe;
+};
+
+StatusOr<Compiled> compileSpec(ExecutionBackend& backend, const CudaProbeSpec& s) {
+  Compiled c;
+  CAGR_ASSIGN_OR_RETURN(c.plan, parseGraph(s.text(), "cuda probe " + s.label));
+  CAGR_ASSIGN_OR_RETURN(c.exe, backend.compile(c.plan));
+  return c;
+}
+
+// Per-step timings at batch n, repeated for about `seconds` (10..500 runs).
+StatusOr<std::vector<KernelTiming>> timeSteps(Executable& exe, const CudaProbeSpec& s, int64_t n, double seconds,
+                                              int& repeats) {
+  auto in = probe::randomInputs(s.inputs, n);
+  CAGR_ASSIGN_OR_RETURN(auto first, exe.profile(in, 3));  // warm: module loaded, arena, graph captured
+  double once = 0;
+  for (const KernelTiming& k : first) once += k.medianMs * 1e-3 + 10e-6;  // + the host's share per step
+  repeats = static_cast<int>(std::clamp(seconds / std::max(once, 1e-6), 10.0, 500.0));
+  return exe.profile(in, repeats);
+}
+
+Status runSpec(ExecutionBackend& backend, const CudaProbeSpec& s, double seconds, CudaProbes& out) {
+  CAGR_ASSIGN_OR_RETURN(Compiled c, compileSpec(backend, s));
+  for (int64_t n : s.rows) {
+    int repeats = 0;
+    CAGR_ASSIGN_OR_RETURN(auto steps, timeSteps(*c.exe, s, n, seconds, repeats));
+    if (steps.empty()) return internalError("cuda probe " + s.label + ": the backend timed no step");
+    // The probe's kernel is its longest step (a plan of one op has one).
+    const KernelTiming& k = *std::max_element(steps.begin(), steps.end(), [](const auto& a, const auto& b) {
+      return a.medianMs < b.medianMs;
+    });
+    CAGR_ASSIGN_OR_RETURN(GraphStats stats, computeStats(c.plan, defaultBindings(c.plan, n)));
+    double bytes = 0, flops = 0;
+    for (NodeId id : k.nodes) {
+      const OpCounts& oc = stats.nodes[static_cast<size_t>(id)].counts;
+      bytes += oc.bytesRead + oc.bytesWritten;
+      flops += oc.flops;
+    }
+    out.probes.points.push_back(ProbePoint{s.kernel, s.shapeClass,
+                                           fmt("%s, N=%lld (%s)", s.label.c_str(), static_cast<long long>(n),
+                                               k.kernel.c_str()),
+                                           bytes, flops, k.medianMs * 1e-3, k.minMs * 1e-3});
+    out.repeats = out.repeats == 0 ? repeats : std::min(out.repeats, repeats);
+  }
+  return Status::ok();
+}
+
+double medianMs(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// One-kernel and `chain`-kernel graphs replayed; the chain's steps timed alone.
+Status runLaunchFloor(ExecutionBackend& backend, int chain, CudaProbes& out) {
+  double replay[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    CudaProbeSpec s = launchChainSpec(i == 0 ? 1 : chain);
+    CAGR_ASSIGN_OR_RETURN(Compiled c, compileSpec(backend, s));
+    auto* timed = dynamic_cast<cuda::DeviceTimed*>(c.exe.get());
+    if (timed == nullptr) return internalError("the cuda backend's executable has no device timing");
+    auto in = probe::randomInputs(s.inputs, 4);
+    CAGR_ASSIGN_OR_RETURN(cuda::ReplayTiming t, timed->timeReplays(in, 300, 1));
+    replay[i] = medianMs(t.replayMs) * 1e-3;
+    out.device = t.device;
+    if (i == 1) {
+      CAGR_ASSIGN_OR_RETURN(auto steps, c.exe->profile(in, 50));
+      std::vector<double> ms;
+      for (const KernelTiming& k : steps) ms.push_back(k.medianMs);
+      out.floor.singleStepS = medianMs(ms) * 1e-3;
+    }
+  }
+  out.floor.chainKernels = chain;
+  out.floor.graphOneKernelS = replay[0];
+  out.floor.graphPerKernelS = std::max(0.0, (replay[1] - replay[0]) / (chain - 1));
+  return Status::ok();
+}
+
+}  // namespace
+
+StatusOr<CudaProbes> runCudaProbes(bool quick, double secondsEach, const ProbeProgress& progress) {
+  auto made = makeBackend("cuda");
+  if (!made.isOk()) return made.status().withContext("cagr profile --target cuda");
+  std::unique_ptr<ExecutionBackend> backend = std::move(*made);
+  BackendCapabilities caps = backend->capabilities();
+  if (!caps.available) return unsupported("cagr profile --target cuda: no usable GPU: " + caps.note);
+  CudaProbes out;
+  std::vector<CudaProbeSpec> specs = cudaProbeSpecs(quick);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (progress) progress(static_cast<double>(i) / static_cast<double>(specs.size() + 1), specs[i].label);
+    CAGR_RETURN_IF_ERROR(runSpec(*backend, specs[i], secondsEach, out).withContext("cuda probe " + specs[i].label));
+  }
+  if (progress) progress(static_cast<double>(specs.size()) / static_cast<double>(specs.size() + 1), "launch floor");
+  CAGR_RETURN_IF_ERROR(runLaunchFloor(*backend, quick ? 16 : 64, out).withContext("cuda launch-floor probe"));
+  if (progress) progress(1.0, "done");
+  return out;
+}
+
+StatusOr<HardwareProfile> mergeCudaProbes(HardwareProfile p, const CudaProbes& probes) {
+  if (p.kind != "gpu" || p.vendor != "nvidia") {
+    return invalidArgument("cagr profile --target cuda --merge: profile '" + p.name +
+                           "' is not an NVIDIA GPU profile (kind " + p.kind + ", vendor " + p.vendor + ")");
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<const ProbePoint*>> byEntry;
+  for (const ProbePoint& pt : probes.probes.points) {
+    if (pt.seconds > 0) byEntry[{pt.kernel, pt.shapeClass}].push_back(&pt);
+  }
+  const std::string how =
+      fmt("measured on %s: CAGR's CUDA backend running generated one-kernel plans (Executable::profile: CUDA events "
+          "around each step, steps issued one by one, median of >= %d runs per call)",
+          probes.device.c_str(), probes.repeats);
+  auto place = [&p](KernelEfficiency e) {
+    auto same = std::find_if(p.efficiencies.begin(), p.efficiencies.end(), [&](const KernelEfficiency& x) {
+      return x.kernel == e.kernel && x.shapeClass == e.shapeClass;
+    });
+    if (same == p.efficiencies.end()) {
+      p.efficiencies.push_back(std::move(e));
+    } else {
+      *same = std::move(e);
+    }
+  };
+  for (const auto& [key, pts] : byEntry) place(probeEntry(pts, how));
+  const LaunchFloor& f = probes.floor;
+  if (f.graphPerKernelS > 0) {
+    KernelEfficiency g;
+    g.kernel = kGraphStepKernel;
+    g.shapeClass = kGraphStepClass;
+    g.overheadS = f.graphPerKernelS;
+    g.bytesPerS = p.dramBandwidth();  // the schema wants a rate; the floor entries are read for overhead_s only
+    g.samples = 2;
+    g.source = fmt("measured on %s: per-kernel floor inside a CUDA graph replay of CAGR's own generated kernels: "
+                   "(median replay of %d tiny relu kernels %.2f us - one-kernel graph %.2f us) / %d; the cost model "
+                   "charges it per kernel of a plan instead of launch_latency_s (the CUDA backend replays plans "
+                   "as graphs); bytes_per_s: the base profile's device-memory bandwidth (not used)",
+                   probes.device.c_str(), f.chainKernels,
+                   (f.graphOneKernelS + f.graphPerKernelS * (f.chainKernels - 1)) * 1e6, f.graphOneKernelS * 1e6,
+                   f.chainKernels - 1);
+    place(g);
+  }
+  if (f.singleStepS > 0) {
+    KernelEfficiency s;
+    s.kernel = kGraphStepKernel;
+    s.shapeClass = kSingleStepClass;
+    s.overheadS = f.singleStepS;
+    s.bytesPerS = p.dramBandwidth();
+    s.samples = 1;
+    s.source = fmt("measured on %s: median CUDA-event time of one tiny generated kernel issued alone (no graph), "
+                   "over the %d steps of the chain; what `cagr bench --breakdown` times per kernel; bytes_per_s: the base "
+                   "profile's device-memory bandwidth (not used)",
+                   probes.device.c_str(), f.chainKernels);
+    place(s);
+  }
+  p.provenance = "measured";
+  p.notes += fmt("%sbackend probes (cagr profile --target cuda, measured on %s): %zu entries of CAGR's own CUDA "
+                 "kernels (nvrtc.*) and the CUDA-graph per-kernel floor %.2f us (single step %.2f us)",
+                 p.notes.empty() ? "" : "; ", probes.device.c_str(), byEntry.size(), f.graphPerKernelS * 1e6,
+                 f.singleStepS * 1e6);
+  return p;
+}
+
+}  // namespace cagr::hw

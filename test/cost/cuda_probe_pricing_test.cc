@@ -1,0 +1,148 @@
+// Pricing with CUDA backend-probe entries (cagr profile --target cuda): a
+// CIN layer is priced by the nvrtc.cin entry's own FLOP-rate curve (not
+// cuBLAS's) whether the plan leaves it unassigned or chooses nvrtc.cin, a
+// chosen kernel with its own entry is priced by it, lookups and elementwise
+// nodes by their nvrtc.* entries, and a measured CUDA-graph per-kernel floor
+// replaces each kernel's launch overhead; profiles without these entries
+// price exactly as before. All modelled.
+#include <gtest/gtest.h>
+
+#include "cagr/cost.h"
+#include "cagr/mir.h"
+#include "cagr/text.h"
+#include "cost/kernel_class.h"
+#include "hw/cuda_probes.h"
+
+namespace cagr {
+namespace {
+
+const hw::CudaProbeSpec& specFor(const std::string& kernel, const std::string& cls, size_t nth = 0) {
+  static const std::vector<hw::CudaProbeSpec> specs = hw::cudaProbeSpecs(true);
+  for (const hw::CudaProbeSpec& s : specs) {
+    if (s.kernel == kernel && s.shapeClass == cls && nth-- == 0) return s;
+  }
+  ADD_FAILURE() << "no probe spec " << kernel << " " << cls;
+  return specs.front();
+}
+
+Graph parsed(const hw::CudaProbeSpec& s) {
+  auto g = parseGraph(s.text(), s.label);
+  EXPECT_TRUE(g.isOk()) << g.status().message();
+  return g.isOk() ? std::move(*g) : Graph();
+}
+
+KernelEfficiency entry(const std::string& kernel, const std::string& cls, double overhead,
+                       std::vector<RatePoint> curve) {
+  KernelEfficiency e;
+  e.kernel = kernel;
+  e.shapeClass = cls;
+  e.flopsPerS = cls.rfind("gemm.", 0) == 0 ? curve.back().flopsPerS : 0;
+  e.bytesPerS = cls.rfind("gemm.", 0) == 0 ? 1e11 : curve.back().flopsPerS;
+  e.overheadS = overhead;
+  e.samples = static_cast<int>(curve.size()) + 1;
+  e.source = "measured: test";
+  e.curve = std::move(curve);
+  return e;
+}
+
+HardwareProfile h200() {
+  auto p = builtinProfile("h200");
+  EXPECT_TRUE(p.isOk());
+  return *p;
+}
+
+HardwareProfile probed() {
+  HardwareProfile hw = h200();
+  hw.provenance = "measured";
+  hw.efficiencies.push_back(entry("nvrtc.cin", "gemm.cin", 4e-6, {{1e6, 1e11}, {1e10, 2e12}}));
+  hw.efficiencies.push_back(entry("nvrtc.embedding", "gather.cached", 3e-6, {{1e4, 1e10}, {1e8, 1e12}}));
+  hw.efficiencies.push_back(entry("nvrtc.eltwise", "eltwise.stream", 3e-6, {{1e4, 1e10}, {1e8, 2e12}}));
+  return hw;
+}
+
+GraphEstimate priced(const HardwareProfile& hw, const Graph& g, int64_t batch) {
+  RooflineCostModel m(hw);
+  auto e = m.graph(g, defaultBindings(g, batch));
+  EXPECT_TRUE(e.isOk()) << e.status().message();
+  return e.isOk() ? *e : GraphEstimate{};
+}
+
+KernelEstimate only(const GraphEstimate& e) {
+  EXPECT_EQ(e.kernels.size(), 1u);
+  return e.kernels.empty() ? KernelEstimate{} : e.kernels.front().estimate;
+}
+
+TEST(CudaProbePricing, CinLayerIsPricedByItsOwnCurveNotCublas) {
+  Graph g = parsed(specFor("nvrtc.cin", "gemm.cin", 1));  // [N,200,16] x [N,22,16] -> 200
+  const int64_t batch = 4096;
+  auto stats = computeStats(g, defaultBindings(g, batch));
+  ASSERT_TRUE(stats.isOk());
+  double flops = 0;
+  for (const NodeStats& s : stats->nodes) flops += s.counts.flops;
+
+  KernelEstimate before = only(priced(h200(), g, batch));
+  EXPECT_NE(before.kernel, "nvrtc.cin");  // a datasheet profile: cuBLAS's class rate, as before
+  EXPECT_EQ(before.shapeClass.rfind("gemm.", 0), 0u);
+
+  HardwareProfile hw = probed();
+  KernelEstimate after = only(priced(hw, g, batch));
+  EXPECT_EQ(after.kernel, "nvrtc.cin");
+  EXPECT_EQ(after.shapeClass, "gemm.cin");
+  const double rate = hw.efficiency("nvrtc.cin", "gemm.cin")->rateAt(flops);
+  EXPECT_NEAR(after.computeS, flops / rate, 1e-9 * flops / rate);
+  EXPECT_DOUBLE_EQ(after.launchS, 4e-6);
+  // The generated kernel never writes the outer product: memory is the
+  // inputs and the output only, far below the compute time here.
+  EXPECT_LT(after.memoryS, after.computeS);
+
+  // The plan choosing nvrtc.cin prices the same (its own entry, not cublas.sgemm).
+  Graph chosen = g;
+  for (Node& n : chosen.mutableNodes()) {
+    if (n.op == OpKind::kCIN) n.mir.kernel = *kernelByName("nvrtc.cin");
+  }
+  KernelEstimate viaPlan = only(priced(hw, chosen, batch));
+  EXPECT_EQ(viaPlan.kernel, "nvrtc.cin");
+  EXPECT_NEAR(viaPlan.seconds, after.seconds, 1e-12);
+}
+
+TEST(CudaProbePricing, LookupsAndElementwiseUseTheirGeneratedKernels) {
+  HardwareProfile hw = probed();
+  KernelEstimate bag = only(priced(hw, parsed(specFor("nvrtc.embedding", "gather.cached")), 4096));
+  EXPECT_EQ(bag.kernel, "nvrtc.embedding");
+  EXPECT_EQ(bag.shapeClass, "gather.cached");
+  KernelEstimate add = only(priced(hw, parsed(specFor("nvrtc.eltwise", "eltwise.stream")), 4096));
+  EXPECT_EQ(add.kernel, "nvrtc.eltwise");
+  // A profile without them keeps the profiler's streaming loop.
+  EXPECT_EQ(only(priced(h200(), parsed(specFor("nvrtc.eltwise", "eltwise.stream")), 4096)).kernel, "own.eltwise");
+}
+
+TEST(CudaProbePricing, GraphFloorReplacesTheLaunchOverheadPerKernel) {
+  Graph chain = [] {
+    auto g = parseGraph(hw::launchChainSpec(8).text(), "chain");
+    EXPECT_TRUE(g.isOk());
+    return *g;
+  }();
+  HardwareProfile hw = probed();
+  GraphEstimate plain = priced(hw, chain, 4);
+  ASSERT_EQ(plain.kernels.size(), 8u);
+  EXPECT_DOUBLE_EQ(plain.kernels.front().estimate.launchS, 3e-6);  // nvrtc.eltwise's single-step overhead
+  EXPECT_DOUBLE_EQ(graphStepFloor(hw), 0.0);
+
+  KernelEfficiency floor;
+  floor.kernel = kGraphStepKernel;
+  floor.shapeClass = kGraphStepClass;
+  floor.overheadS = 1.25e-6;
+  floor.samples = 2;
+  floor.source = "measured: test";
+  hw.efficiencies.push_back(floor);
+  EXPECT_DOUBLE_EQ(graphStepFloor(hw), 1.25e-6);
+  GraphEstimate replay = priced(hw, chain, 4);
+  for (const GroupEstimate& k : replay.kernels) EXPECT_DOUBLE_EQ(k.estimate.launchS, 1.25e-6);
+  EXPECT_NEAR(plain.latencyS - replay.latencyS, 8 * (3e-6 - 1.25e-6), 1e-12);
+  // The constants the profiler writes are the ones the cost model reads.
+  EXPECT_STREQ(hw::kGraphStepKernel, kGraphStepKernel);
+  EXPECT_STREQ(hw::kGraphStepClass, kGraphStepClass);
+}
+
+}  // namespace
+}  // namespace cagr

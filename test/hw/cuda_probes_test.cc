@@ -1,0 +1,142 @@
+// The CUDA backend probes without a GPU: every probe plan parses and, with
+// the CUDA toolkit, lowers through the CUDA backend's own lowering and
+// compiles with NVRTC (sm_90a); merging probe results into a
+// cagr-profile-cuda profile round-trips through JSON, replaces rather than
+// duplicates, and refuses a non-GPU base; running the probes without a GPU
+// fails cleanly, as does `cagr profile --target cuda`.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "../common/run_cli.h"
+#include "../rewrite/rewrite_test_util.h"
+#include "cagr/backend.h"
+#include "cagr/mir.h"
+#include "cagr/text.h"
+#include "hw/cuda_probes.h"
+
+#ifdef CAGR_HAVE_CUDA
+#include "backends/cuda/codegen.h"
+#include "backends/cuda/cuda_program.h"
+#endif
+
+namespace cagr {
+namespace {
+
+bool gpuPresent() {
+  auto b = makeBackend("cuda");
+  return b.isOk() && (*b)->capabilities().available;
+}
+
+TEST(CudaProbes, EveryProbePlanParsesAndCoversTheGeneratedKernels) {
+  std::vector<hw::CudaProbeSpec> specs = hw::cudaProbeSpecs(false);
+  std::set<std::string> kernels;
+  for (const hw::CudaProbeSpec& s : specs) {
+    auto g = parseGraph(s.text(), s.label);
+    ASSERT_TRUE(g.isOk()) << s.label << ": " << g.status().message();
+    EXPECT_FALSE(s.rows.empty()) << s.label;
+    kernels.insert(s.kernel);
+  }
+  for (const char* k : {"nvrtc.eltwise", "nvrtc.reduce", "nvrtc.movement", "nvrtc.embedding", "nvrtc.interaction",
+                        "nvrtc.fm", "nvrtc.cin"}) {
+    EXPECT_TRUE(kernels.count(k)) << k;
+  }
+  EXPECT_LT(hw::cudaProbeSpecs(true).front().rows.size(), specs.front().rows.size());
+  auto chain = parseGraph(hw::launchChainSpec(16).text(), "chain");
+  ASSERT_TRUE(chain.isOk()) << chain.status().message();
+  EXPECT_EQ(chain->nodes().size(), 16u);
+}
+
+#ifdef CAGR_HAVE_CUDA
+TEST(CudaProbes, ProbePlansLowerAndCompileWithNvrtc) {
+  const Target t = rwtest::target("h200");
+  std::vector<hw::CudaProbeSpec> specs = hw::cudaProbeSpecs(true);
+  specs.push_back(hw::launchChainSpec(4));
+  std::string dir = (std::filesystem::temp_directory_path() / "cagr-cuda-probes-test").string();
+  for (const hw::CudaProbeSpec& s : specs) {
+    auto g = parseGraph(s.text(), s.label);
+    ASSERT_TRUE(g.isOk()) << g.status().message();
+    Status v = verifyPlan(*g, t);  // what the backend's compile() checks first
+    ASSERT_TRUE(v.isOk()) << s.label << ": " << v.message();
+    auto p = cuda::lowerPlan(*g, t);
+    ASSERT_TRUE(p.isOk()) << s.label << ": " << p.status().message();
+    ASSERT_FALSE(p->steps.empty()) << s.label;
+    if (p->moduleSource.empty()) continue;
+    cuda::NvrtcOptions o;
+    o.arch = "sm_90a";
+    o.cacheDir = dir;
+    auto m = cuda::compileModule(p->moduleSource, o);
+    ASSERT_TRUE(m.isOk()) << s.label << ": " << m.status().message();
+    EXPECT_FALSE(m->cubin.empty()) << s.label;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+#endif
+
+hw::CudaProbes fakeProbes() {
+  hw::CudaProbes p;
+  p.device = "test GPU (sm_90)";
+  p.repeats = 20;
+  for (double n : {4.0, 256.0, 4096.0}) {
+    p.probes.points.push_back({"nvrtc.cin", "gemm.cin", "cin", 0, 3e6 * n, 4e-6 + 3e6 * n / 1e13, 0});
+    p.probes.points.push_back({"nvrtc.eltwise", "eltwise.stream", "add", 384 * n, 32 * n, 3e-6 + 384 * n / 3e12, 0});
+  }
+  p.floor = {64, 1.3e-6, 4e-6, 2.9e-6};
+  return p;
+}
+
+TEST(CudaProbes, MergeAddsEntriesAndRoundTrips) {
+  auto base = loadProfile(std::string(CAGR_SOURCE_DIR) + "/bench/results/hw/h200-measured.json");
+  ASSERT_TRUE(base.isOk()) << base.status().message();
+  auto merged = hw::mergeCudaProbes(*base, fakeProbes());
+  ASSERT_TRUE(merged.isOk()) << merged.status().message();
+  const KernelEfficiency* cin = merged->efficiency("nvrtc.cin", "gemm.cin");
+  ASSERT_NE(cin, nullptr);
+  EXPECT_EQ(cin->shapeClass, "gemm.cin");
+  EXPECT_NEAR(cin->overheadS, 4e-6 + 3e6 * 4 / 1e13, 1e-15);  // the smallest call
+  EXPECT_EQ(cin->curve.size(), 2u);
+  EXPECT_NE(cin->source.find("measured on test GPU"), std::string::npos);
+  const KernelEfficiency* floor = merged->efficiency(hw::kGraphStepKernel, hw::kGraphStepClass);
+  ASSERT_NE(floor, nullptr);
+  EXPECT_DOUBLE_EQ(floor->overheadS, 1.3e-6);
+  EXPECT_DOUBLE_EQ(merged->efficiency(hw::kGraphStepKernel, hw::kSingleStepClass)->overheadS, 2.9e-6);
+  // The base's own entries stay.
+  EXPECT_NE(merged->efficiency("cublas.sgemm", "gemm.large"), nullptr);
+  EXPECT_EQ(merged->efficiencies.size(), base->efficiencies.size() + 4);
+
+  auto back = parseProfile(profileToJson(*merged), "merged");
+  ASSERT_TRUE(back.isOk()) << back.status().message();
+  EXPECT_EQ(*back, *merged);
+  auto twice = hw::mergeCudaProbes(*back, fakeProbes());
+  ASSERT_TRUE(twice.isOk());
+  EXPECT_EQ(twice->efficiencies.size(), merged->efficiencies.size());  // replaced, not duplicated
+}
+
+TEST(CudaProbes, MergeRefusesANonGpuBase) {
+  auto cpu = builtinProfile("x86-64");
+  ASSERT_TRUE(cpu.isOk());
+  auto merged = hw::mergeCudaProbes(*cpu, fakeProbes());
+  ASSERT_FALSE(merged.isOk());
+  EXPECT_NE(merged.status().message().find("not an NVIDIA GPU profile"), std::string::npos);
+}
+
+TEST(CudaProbes, WithoutAGpuTheProbesAndTheCommandFailCleanly) {
+  if (gpuPresent()) GTEST_SKIP() << "a GPU is present: the probes would run";
+  auto r = hw::runCudaProbes(true, 0.01);
+  ASSERT_FALSE(r.isOk());
+  EXPECT_FALSE(r.status().message().empty());
+  const std::string out = (std::filesystem::temp_directory_path() / "cagr-cuda-probe-out.json").string();
+  auto cli = testing::runCagr("profile --target cuda --quiet --merge " + std::string(CAGR_SOURCE_DIR) +
+                              "/bench/results/hw/h200-measured.json -o " + out);
+  EXPECT_NE(cli.code, 0) << cli.out;
+  EXPECT_NE(cli.out.find("cagr profile --target cuda: this build has no CUDA support on this machine"),
+            std::string::npos)
+      << cli.out;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace
+}  // namespace cagr
