@@ -12,8 +12,36 @@
 
 namespace cagr::tools {
 
+namespace {
+
+// Joins the measured steps with the modelled kernels of the same plan.
+void joinModelled(Breakdown& b, const GraphEstimate& est, size_t numNodes) {
+  std::vector<int> groupOf(numNodes, -1);
+  for (size_t k = 0; k < est.kernels.size(); ++k) {
+    for (NodeId m : est.kernels[k].members) groupOf[static_cast<size_t>(m)] = static_cast<int>(k);
+  }
+  std::map<int, size_t> slot;
+  for (const KernelTiming& t : b.kernels) {
+    if (t.nodes.empty()) continue;
+    int k = groupOf[static_cast<size_t>(t.nodes.front())];
+    if (k < 0) continue;
+    auto [it, fresh] = slot.emplace(k, b.modelled.size());
+    if (fresh) {
+      const KernelEstimate& e = est.kernels[static_cast<size_t>(k)].estimate;
+      b.modelled.push_back(ModelledKernel{e.kernel, e.shapeClass, e.seconds * 1e3, e.launchS * 1e3, 0, {}});
+    }
+    ModelledKernel& m = b.modelled[it->second];
+    m.measuredMs += t.medianMs;
+    m.steps.push_back(t.kernel);
+  }
+  b.modelledLatencyMs = est.latencyS * 1e3;
+}
+
+}  // namespace
+
 StatusOr<Breakdown> profileKernels(Executable& exe, const Graph& plan,
-                                   const std::vector<std::pair<std::string, Tensor>>& inputs, int repeats) {
+                                   const std::vector<std::pair<std::string, Tensor>>& inputs, int repeats,
+                                   const RooflineCostModel* model) {
   Breakdown b;
   b.repeats = repeats;
   CAGR_ASSIGN_OR_RETURN(b.kernels, exe.profile(inputs, repeats));
@@ -38,11 +66,18 @@ StatusOr<Breakdown> profileKernels(Executable& exe, const Graph& plan,
     s.flops += flops;
   }
   std::stable_sort(b.byKernel.begin(), b.byKernel.end(), [](const KernelShare& x, const KernelShare& y) { return x.ms > y.ms; });
+  if (model != nullptr) {
+    CAGR_ASSIGN_OR_RETURN(GraphEstimate est, model->graphWithStats(plan, stats, bind));
+    joinModelled(b, est, plan.nodes().size());
+  }
   return b;
 }
 
 nlohmann::json breakdownJson(const Breakdown& b, const Graph& plan) {
-  nlohmann::json j = {{"kind", "measured per kernel (median over repeats, this host); flops counted from the op table"},
+  const std::string where = b.device.empty() ? "this host"
+                                              : b.device + ", CUDA events around each step, steps issued one by one "
+                                                           "(no graph)";
+  nlohmann::json j = {{"kind", "measured per kernel (median over repeats, " + where + "); flops counted from the op table"},
                       {"repeats", b.repeats},
                       {"total_ms", b.totalMs},
                       {"total_cpu_ms", b.totalCpuMs}};
@@ -61,6 +96,17 @@ nlohmann::json breakdownJson(const Breakdown& b, const Graph& plan) {
     }
     j["kernels"].push_back({{"kernel", k.kernel}, {"nodes", nodes}, {"median_ms", k.medianMs}, {"min_ms", k.minMs},
                             {"cpu_ms", k.cpuMs}, {"flops", b.kernelFlops[i]}});
+  }
+  if (!b.modelled.empty()) {
+    j["modelled_latency_ms"] = b.modelledLatencyMs;
+    j["modelled_kind"] = "modelled by the roofline cost model (the profile of --hw), per kernel of the plan; "
+                         "measured_ms: the sum of the steps that run it";
+    j["modelled_kernels"] = nlohmann::json::array();
+    for (const ModelledKernel& m : b.modelled) {
+      j["modelled_kernels"].push_back({{"kernel", m.kernel}, {"shape_class", m.shapeClass},
+                                       {"modelled_ms", m.modelledMs}, {"modelled_launch_ms", m.modelledLaunchMs},
+                                       {"measured_ms", m.measuredMs}, {"steps", m.steps}});
+    }
   }
   return j;
 }

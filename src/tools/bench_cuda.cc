@@ -8,8 +8,10 @@
 
 #include "backends/cuda/cuda_timing.h"
 #include "cagr/backend.h"
+#include "cagr/cost.h"
 #include "cagr/policy.h"
 #include "cagr/reference.h"
+#include "tools/bench_breakdown.h"
 #include "tools/bench_setup.h"
 #include "tools/common.h"
 
@@ -111,8 +113,29 @@ void printReport(const CudaBenchArgs& a, const OptimizeResult& opt, const PlanTi
   for (const std::string& k : best.kernels) std::printf("  %s\n", k.c_str());
 }
 
+// --breakdown: both plans compiled again (NVRTC cache) and timed step by
+// step, each modelled kernel joined with its steps; tables printed unless --json.
+StatusOr<nlohmann::json> breakdowns(const Graph& base, const Graph& best, const CudaBenchArgs& a,
+                                    const HardwareProfile& hw, const Inputs& inputs, const std::string& device) {
+  RooflineCostModel model(hw);
+  nlohmann::json j;
+  for (const auto& [name, plan] : {std::pair<std::string, const Graph*>{"unoptimized", &base}, {a.policy, &best}}) {
+    cuda::CompileStats stats;
+    CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, compileWith(*plan, true, stats));
+    CAGR_ASSIGN_OR_RETURN(Breakdown b, profileKernels(*exe, *plan, inputs, std::max(a.replays / 4, 20), &model));
+    b.device = device;
+    if (!a.json) {
+      printBreakdown(b, name + " plan, batch " + std::to_string(a.batch) + " (" + device + ")", 12);
+      std::printf("  modelled (%s): %.4f ms latency; %zu kernels\n", hw.name.c_str(), b.modelledLatencyMs,
+                  b.modelled.size());
+    }
+    j[plan == &best ? "optimized" : "unoptimized"] = breakdownJson(b, *plan);
+  }
+  return j;
+}
+
 void printJson(const CudaBenchArgs& a, const OptimizeResult& opt, const PlanTiming& base, const PlanTiming& best,
-               double maxDiff) {
+               double maxDiff, const HardwareProfile& hw, const nlohmann::json& breakdown) {
   nlohmann::json j = baseJson(a.model, "cuda");
   j["policy"] = opt.policy;
   j["precision"] = a.precision;
@@ -128,6 +151,9 @@ void printJson(const CudaBenchArgs& a, const OptimizeResult& opt, const PlanTimi
   j["optimize_plus_compile_cached_seconds"] = opt.optimizeSeconds + best.cached.totalSeconds;
   j["modelled_latency_ms"] = opt.final.latencyS * 1e3;
   j["baseline_modelled_latency_ms"] = opt.baseline.latencyS * 1e3;
+  j["modelled_kind"] = "modelled by the roofline cost model with profile " + hw.name +
+                       (hw.isMeasured() ? " (measured)" : " (datasheet)");
+  j["profile"] = hw.name + (hw.isMeasured() ? " (measured)" : " (datasheet)");
   j["max_abs_diff_vs_unoptimized"] = maxDiff;
   j["optimized"] = timingJson(best);
   j["unoptimized"] = timingJson(base);
@@ -136,6 +162,7 @@ void printJson(const CudaBenchArgs& a, const OptimizeResult& opt, const PlanTimi
                               {"label", d.label},
                               {"gain_ms_modelled", (d.latencyBeforeS - d.latencyAfterS) * 1e3}});
   }
+  if (!breakdown.is_null()) j["breakdown"] = breakdown;
   std::cout << j.dump(2) << "\n";
 }
 
@@ -166,11 +193,14 @@ int runCudaBench(const CudaBenchArgs& a) {
     Status st = writeBenchOutputs(a.output, opt->plan, best->outputs);
     if (!st.isOk()) return fail(st);
   }
-  if (a.json) {
-    printJson(a, *opt, *base, *best, maxDiff);
-  } else {
-    printReport(a, *opt, *base, *best, maxDiff);
+  if (!a.json) printReport(a, *opt, *base, *best, maxDiff);
+  nlohmann::json breakdown;
+  if (a.breakdown) {
+    auto bd = breakdowns(m->graph, opt->plan, a, t->hw, inputs, best->replay.device);
+    if (!bd.isOk()) return fail(bd.status().withContext("--breakdown"));
+    breakdown = std::move(*bd);
   }
+  if (a.json) printJson(a, *opt, *base, *best, maxDiff, t->hw, breakdown);
   return 0;
 }
 

@@ -1,7 +1,9 @@
 // `cagr bench MODEL --target cuda`: the unoptimized and the optimized plan
 // on the CUDA backend, timed as CUDA-graph replays with CUDA events (inputs
 // and outputs resident on the device), the host copies apart, peak device
-// memory, and the optimization time with NVRTC cold and from its cache.
+// memory, and the optimization time with NVRTC cold and from its cache;
+// with --breakdown, each plan step by step (CUDA events, no graph) next to
+// the cost model's time of every kernel (the profile of --hw).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@ struct CudaBenchArgs {
   int64_t batch = 256;
   int replays = 200;  // timed graph replays per plan
   bool json = false;
+  bool breakdown = false;  // also time each plan step by step and join the cost model's per-kernel times
 };
 
 /// Runs the benchmark; returns the process exit code (errors printed).

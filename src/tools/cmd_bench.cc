@@ -96,7 +96,7 @@ StatusOr<nlohmann::json> breakdowns(ExecutionBackend& backend, const Graph& base
 int runBench(const BenchArgs& a) {
   if (a.target == "cuda") {  // bench_cuda.cc: graph replays timed on the GPU
     return runCudaBench({a.model, a.hw, a.policy, a.inputs, a.output, a.precision, a.batch, std::max(a.minRuns, 200),
-                         a.json});
+                         a.json, a.breakdown});
   }
   if (a.target != "cpu") return fail(unsupported("--target " + a.target + ": cagr bench runs the cpu or the cuda backend"));
   auto m = loadModel(a.model);
