@@ -159,13 +159,43 @@ bool anyContains(const std::vector<std::string>& texts, const std::string& part)
 TEST(BatchEmbeddings, OneHotFieldsGolden) {
   Graph g = rwtest::parse(kOneHot);
   auto cands = candidatesOf(g, cpu(), ActionKind::kBatchEmbeddings);
-  ASSERT_EQ(cands.size(), 1u);
+  ASSERT_EQ(cands.size(), 3u);  // all four, and the two feeding each concat
   EXPECT_EQ(cands[0].action.nodes.size(), 4u);
+  EXPECT_EQ(cands[1].action.nodes, (std::vector<NodeId>{1, 5}));  // the FM stack's
+  EXPECT_EQ(cands[2].action.nodes, (std::vector<NodeId>{3, 7}));  // the linear terms'
   Graph h = rwtest::applied(g, cpu(), cands[0].action);
   EXPECT_EQ(countOps(h, OpKind::kEmbeddingBags), 1);
   EXPECT_EQ(countOps(h, OpKind::kGather), 1);  // both fields selected by one gather
+  EXPECT_EQ(countOps(h, OpKind::kConcat), 0);  // both concats fold into slices of the batch
   rwtest::expectGolden(h, "batch_embeddings_onehot.mlir");
   EXPECT_TRUE(candidatesOf(h, cpu(), ActionKind::kBatchEmbeddings).empty());
+}
+
+// One EmbeddingBags per concat: each is that concat's value, with no slice.
+TEST(BatchEmbeddings, OnePerConcatFoldsToViews) {
+  Graph g = withRandomWeights(rwtest::parse(kOneHot));
+  Graph h = g;
+  for (int i = 0; i < 2; ++i) {
+    auto cands = candidatesOf(h, cpu(), ActionKind::kBatchEmbeddings);
+    ASSERT_GE(cands.size(), 2u - static_cast<size_t>(i));
+    h = rwtest::applied(h, cpu(), cands[cands.size() - 1].action);
+  }
+  EXPECT_EQ(countOps(h, OpKind::kEmbeddingBags), 2);
+  EXPECT_EQ(countOps(h, OpKind::kConcat), 0);
+  EXPECT_EQ(countOps(h, OpKind::kSlice), 0);
+  rwtest::expectSameOutputs(g, h, rwtest::randomInputs(g, 5, 10));
+}
+
+// Lookups moved to another stream (assign_stream) keep it once batched, so
+// batching after assign_stream does not serialise the branch.
+TEST(BatchEmbeddings, KeepsTheLookupsStream) {
+  const Target h200 = rwtest::target("h200");
+  Graph g = rwtest::parse(kOneHot);
+  for (Node& n : g.mutableNodes()) n.mir.stream = 1;
+  auto cands = candidatesOf(g, h200, ActionKind::kBatchEmbeddings);
+  ASSERT_FALSE(cands.empty());
+  Graph h = rwtest::applied(g, h200, cands[0].action);
+  for (const Node& n : h.nodes()) EXPECT_EQ(n.mir.stream, 1) << n.name;
 }
 
 TEST(BatchEmbeddings, MultiHotGolden) {
@@ -188,8 +218,9 @@ TEST(BatchEmbeddings, MultiHotGolden) {
 TEST(BatchEmbeddings, StackedIdsGolden) {
   Graph g = rwtest::parse(kStacked);
   auto cands = candidatesOf(g, cpu(), ActionKind::kBatchEmbeddings);
-  ASSERT_EQ(cands.size(), 2u);  // [N,2] bags and [N] row gathers
+  ASSERT_EQ(cands.size(), 3u);  // [N,2] bags, those two of them the concat takes, and [N] row gathers
   EXPECT_EQ(cands[0].action.nodes.size(), 3u);
+  EXPECT_EQ(cands[1].action.nodes.size(), 2u);
   EXPECT_EQ(applyAll(g, cpu(), ActionKind::kBatchEmbeddings), 2);
   EXPECT_EQ(countOps(g, OpKind::kEmbeddingBags), 2);
   EXPECT_EQ(countOps(g, OpKind::kTranspose), 1);
@@ -257,7 +288,7 @@ TEST_P(BatchEmbeddingsZoo, OneKernelSameOutputs) {
   const ZooCase& c = GetParam();
   Graph g = rwtest::zoo(c.model, c.exporter);
   auto cands = candidatesOf(g, cpu(), ActionKind::kBatchEmbeddings);
-  ASSERT_EQ(cands.size(), 1u);
+  ASSERT_GE(cands.size(), 1u);  // all lookups first, then those of each concat when they feed several
   EXPECT_EQ(static_cast<int>(cands[0].action.nodes.size()), c.lookups);
   Graph h = g;
   EXPECT_EQ(applyAll(h, cpu(), ActionKind::kBatchEmbeddings), 1);

@@ -5,6 +5,7 @@
 #include "backends/cpu/rec_lookup.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "cagr/mir.h"
@@ -51,6 +52,57 @@ StatusOr<EmbeddingTable> tableOf(const Graph& g, ValueId v) {
   }
   if (const Tensor* c = g.constant(v)) return EmbeddingTable::fromConstant(*c, g.value(v).mir.storage);
   return EmbeddingTable::fromValue(v, t.dims[1]);
+}
+
+// Rows [r0, r1) of a one-id-per-bag lookup: for each bag row, one row of
+// every table copied to its columns (the output row is written in order;
+// widths of one vector or a few take constant-size copies). False on an
+// out-of-range id.
+template <typename Id>
+[[gnu::always_inline]] inline bool copyRowsAs(const Lookup::Bound& b, const Id* ids, int64_t r0, int64_t r1,
+                                              float* out, int64_t ld) {
+  const Lookup::Bound::RowCopy* tables = b.copies.data();
+  const size_t count = b.copies.size();
+  for (int64_t r = r0; r < r1; ++r) {
+    const Id* idr = ids + r * b.idStride;
+    float* y = out + (r - r0) * ld;
+    for (size_t t = 0; t < count; ++t) {
+      const Lookup::Bound::RowCopy& c = tables[t];
+      const auto id = static_cast<int64_t>(idr[c.slot]);
+      if (static_cast<uint64_t>(id) >= static_cast<uint64_t>(c.rows)) return false;
+      const float* src = c.data + id * c.dim;
+      float* dst = y + c.column;
+      switch (c.dim) {
+        case 1:
+          *dst = *src;
+          break;
+        case 4:
+          std::memcpy(dst, src, 4 * sizeof(float));
+          break;
+        case 8:
+          std::memcpy(dst, src, 8 * sizeof(float));
+          break;
+        case 16:
+          std::memcpy(dst, src, 16 * sizeof(float));
+          break;
+        case 32:
+          std::memcpy(dst, src, 32 * sizeof(float));
+          break;
+        case 64:
+          std::memcpy(dst, src, 64 * sizeof(float));
+          break;
+        default:
+          std::memcpy(dst, src, static_cast<size_t>(c.dim) * sizeof(float));
+      }
+    }
+  }
+  return true;
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) bool copyRows(
+    const Lookup::Bound& b, const void* ids, bool ids32, int64_t r0, int64_t r1, float* out, int64_t ld) {
+  return ids32 ? copyRowsAs(b, static_cast<const int32_t*>(ids), r0, r1, out, ld)
+               : copyRowsAs(b, static_cast<const int64_t*>(ids), r0, r1, out, ld);
 }
 
 }  // namespace
@@ -187,7 +239,22 @@ StatusOr<Lookup::Bound> Lookup::bind(const RunContext& ctx) const {
     Status st = bindBounds(ids, ctx.buffer(offsets_), b);
     if (!st.isOk()) return st.withContext(where());
   }
-  b.work = (b.rows + ids.numel()) * width_;
+  // Floats written plus read, roughly: each slot's ids read one row per table.
+  std::set<int64_t> slots;
+  for (const TableUse& t : tables_) slots.insert(t.slot);
+  b.work = b.rows * width_ + ids.numel() * width_ / static_cast<int64_t>(std::max<size_t>(1, slots.size()));
+  bool copies = op_ == OpKind::kEmbeddingBags && offsets_ == kNoValue && weights_ == kNoValue &&
+                ids.shape.size() == 2 && b.rows > 0 && ids.numel() == b.rows * ids.shape[1];
+  for (size_t t = 0; t < tables_.size() && copies; ++t) {
+    copies = b.jobs[t].table.storage == Precision::kF32 && b.jobs[t].pooling == 1;
+  }
+  if (copies) {
+    b.idStride = ids.shape[1];
+    for (size_t t = 0; t < tables_.size(); ++t) {
+      const TableView& v = b.jobs[t].table;
+      b.copies.push_back({static_cast<const float*>(v.data), v.rows, v.dim, tables_[t].slot, tables_[t].column});
+    }
+  }
   return b;
 }
 
@@ -198,6 +265,7 @@ BagJob Lookup::jobFor(const Bound& b, size_t t) const {
 }
 
 bool Lookup::compute(const Bound& b, int64_t r0, int64_t r1, float* out, int64_t ld) const {
+  if (!b.copies.empty()) return copyRows(b, b.jobs[0].ids, b.jobs[0].ids32, r0, r1, out, ld);
   for (size_t t = 0; t < tables_.size(); ++t) {
     BagJob j = jobFor(b, t);
     j.begin = r0;

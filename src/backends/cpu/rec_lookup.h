@@ -26,6 +26,14 @@ class Lookup {
     int64_t work = 0;                          // floats read and written, roughly
     std::vector<BagJob> jobs;                  // one per table; begin/end/out set by compute
     std::vector<std::vector<int64_t>> bounds;  // per slot, offsets form only
+    // One id per bag and table, f32 tables, no weights (DeepFM's batched
+    // fields): every bag is a row copy, done row by row over all tables.
+    struct RowCopy {
+      const float* data;
+      int64_t rows, dim, slot, column;
+    };
+    std::vector<RowCopy> copies;  // empty unless that form
+    int64_t idStride = 0;         // ids per bag row (the slots)
   };
   /// Binds the run's buffers; fails (naming the node) on bad offsets.
   StatusOr<Bound> bind(const RunContext& ctx) const;

@@ -1,9 +1,14 @@
 // batch_embeddings: the EmbeddingBag / row-Gather lookups that read constant
 // tables -> one EmbeddingBags per compatible set (same table dtype, mode and
-// ids form); lookups of the same ids share one id slot, each output becomes a
-// column slice. Pays: one kernel and one pass over the ids instead of one per
-// table. Needs: constant tables, no per-sample weights, ids of equal types.
+// ids form), or per set feeding one Concat (DeepFM's FM stack and linear
+// terms: each EmbeddingBags is then that concat, with no copy); lookups of
+// the same ids share one id slot, each output becomes a column slice, and the
+// concats of those slices are folded at once (eliminate_concat's fold). The
+// new nodes run on the lookups' stream. Pays: one kernel and one pass over
+// the ids instead of one per table, and the concat copies go. Needs:
+// constant tables, no per-sample weights, ids of equal types.
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <unordered_set>
 
@@ -281,6 +286,23 @@ std::pair<size_t, size_t> concatPosition(const Graph& g, const ValueUses& uses, 
   return {g.nodes().size() + static_cast<size_t>(lookup), 0};
 }
 
+// A class whose lookups feed several Concats: the lookups of each concat
+// (two or more) as a batch of their own — its EmbeddingBags folds into that
+// concat whole. Empty when one concat takes them all.
+std::vector<std::vector<NodeId>> byConcat(const Graph& g, const std::vector<Lookup>& ls) {
+  ValueUses uses = valueUses(g);
+  std::map<size_t, std::vector<NodeId>> parts;
+  for (const Lookup& l : ls) {
+    size_t at = concatPosition(g, uses, l.node).first;
+    if (at < g.nodes().size()) parts[at].push_back(l.node);
+  }
+  std::vector<std::vector<NodeId>> out;
+  for (auto& [concat, nodes] : parts) {
+    if (nodes.size() >= 2 && nodes.size() < ls.size()) out.push_back(std::move(nodes));
+  }
+  return out;
+}
+
 std::vector<Lookup> tableOrder(const Graph& g, std::vector<Lookup> ls) {
   ValueUses uses = valueUses(g);
   std::vector<std::pair<size_t, size_t>> key(g.nodes().size());
@@ -351,9 +373,50 @@ StatusOr<ValueId> batchedLookup(Graph& h, Names& names, const std::vector<Lookup
   return h.add(OpKind::kEmbeddingBags, inputs, std::move(a), base);
 }
 
-Status batch(Graph& h, const std::vector<Lookup>& lookups) {
+// The stream most of the lookups run on (the lowest of equals): the batched
+// lookup and its views take it, so a branch assign_stream moved stays there.
+int8_t streamOf(const Graph& g, const std::vector<Lookup>& ls) {
+  std::map<int8_t, int> count;
+  for (const Lookup& l : ls) ++count[g.node(l.node).mir.stream];
+  auto best = count.begin();
+  for (auto it = count.begin(); it != count.end(); ++it) {
+    if (it->second > best->second) best = it;
+  }
+  return best->first;
+}
+
+// Concats reading column slices of `y` (directly or through one view).
+std::vector<std::string> concatsOfSlices(const Graph& g, ValueId y) {
+  ValueUses uses = valueUses(g);
+  std::vector<std::string> out;
+  auto note = [&](NodeId c) {
+    const Node& n = g.node(c);
+    if (n.op == OpKind::kConcat && std::find(out.begin(), out.end(), n.name) == out.end()) out.push_back(n.name);
+  };
+  for (NodeId s : uses.consumers[static_cast<size_t>(y)]) {
+    if (g.node(s).op != OpKind::kSlice) continue;
+    for (NodeId c : uses.consumers[static_cast<size_t>(g.node(s).outputs[0])]) {
+      note(c);
+      if (g.node(c).op != OpKind::kUnsqueeze && g.node(c).op != OpKind::kReshape) continue;
+      for (NodeId d : uses.consumers[static_cast<size_t>(g.node(c).outputs[0])]) note(d);
+    }
+  }
+  return out;
+}
+
+NodeId nodeNamed(const Graph& g, const std::string& name) {
+  for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
+    if (g.node(id).name == name) return id;
+  }
+  return -1;
+}
+
+Status batch(Graph& h, const Target& t, const std::vector<Lookup>& lookups) {
   std::vector<Lookup> order = tableOrder(h, lookups);
+  const int8_t stream = streamOf(h, order);
   Names names(h);
+  std::unordered_set<std::string> before;
+  for (const Node& n : h.nodes()) before.insert(n.name);
   std::string base = names.fresh("tbe");
   CAGR_ASSIGN_OR_RETURN(ValueId y, batchedLookup(h, names, order, base));
   int64_t col = 0;
@@ -365,7 +428,18 @@ Status batch(Graph& h, const std::vector<Lookup>& lookups) {
   h.eraseDeadNodes();
   CAGR_RETURN_IF_ERROR(h.topoSort());
   h.compact();
-  return h.verify();
+  CAGR_RETURN_IF_ERROR(h.verify());
+  // The concats of consecutive slices fold into the batched output (a view
+  // when one EmbeddingBags is the whole concat); one that cannot stays.
+  NodeId tbe = nodeNamed(h, base);
+  for (const std::string& concat : concatsOfSlices(h, h.node(tbe).outputs[0])) {
+    Action fold{ActionKind::kEliminateConcat, {nodeNamed(h, concat)}, kNoValue, "fold", 0};
+    (void)eliminateConcat()->apply(h, t, fold);  // leaves h as it was when it does not fold
+  }
+  for (Node& n : h.mutableNodes()) {
+    if (before.count(n.name) == 0) n.mir.stream = stream;
+  }
+  return Status::ok();
 }
 
 // The lookups of `a`, checked to be batchable together in `g`.
@@ -404,6 +478,7 @@ class BatchEmbeddings : public Rewrite {
         std::vector<NodeId> nodes;
         for (const Lookup& l : c) nodes.push_back(l.node);
         out.push_back(candidate(std::move(nodes)));
+        for (auto& part : byConcat(g, c)) out.push_back(candidate(std::move(part)));
       } else if (explain) {
         out.push_back(loneLookup(g, a, c[0]));
       }
@@ -411,10 +486,10 @@ class BatchEmbeddings : public Rewrite {
     if (explain) out.insert(out.end(), a.refused.begin(), a.refused.end());
   }
 
-  Status apply(Graph& g, const Target&, const Action& a) const override {
+  Status apply(Graph& g, const Target& t, const Action& a) const override {
     CAGR_ASSIGN_OR_RETURN(std::vector<Lookup> lookups, lookupsOf(g, a));
     Graph h = g;
-    CAGR_RETURN_IF_ERROR(batch(h, lookups));
+    CAGR_RETURN_IF_ERROR(batch(h, t, lookups));
     g = std::move(h);
     return Status::ok();
   }
