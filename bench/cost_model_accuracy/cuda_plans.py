@@ -225,9 +225,14 @@ def main():
             failures = json.load(open(fail_file))
     else:
         runs, failures = measure(args)
-        if args.json_dir:
-            with open(os.path.join(args.json_dir, "failures.json"), "w") as f:
-                json.dump(failures, f, indent=1)
+        if args.json_dir:  # several invocations may share one directory (e.g. split by --models)
+            path = os.path.join(args.json_dir, "failures.json")
+            done = {(model_name(j), j["batch"]) for j in load([args.json_dir])}
+            old = json.load(open(path)) if os.path.exists(path) else []
+            keep = {(f["model"], f["batch"]): f for f in old + failures if (f["model"], f["batch"]) not in done}
+            with open(path, "w") as f:
+                json.dump(list(keep.values()), f, indent=1)
+            runs, failures = load([args.json_dir]), list(keep.values())
     render(args, runs, failures)
 
 
