@@ -179,7 +179,14 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
     }
     if (tensorCores) {
       std::string p = mathKernelPrecision(n.mir.math);
-      std::string k = fastestKernel(c.hw, cls, p, "");
+      // A probed CIN: the layer's own kernel in this math mode (CUDA backend
+      // probes: "nvrtc.cin_tf32"); else the fastest kernel the profile has for it.
+      const std::string mine =
+          (chosen != 0 ? std::string(info.name) : c.cache.kernel[static_cast<size_t>(id)]) + "_" + p;
+      const KernelEfficiency* inMath = cls == "gemm.cin" ? c.hw.efficiency(mine, cls) : nullptr;
+      std::string k = inMath != nullptr && inMath->kernel == mine && inMath->shapeClass == cls
+                          ? mine
+                          : fastestKernel(c.hw, cls, p, "");
       if (!k.empty()) {
         name = k;
       } else {
@@ -203,7 +210,8 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
     if (v == kNoValue || !c.g.isConstant(v) || !ops::in(ops::kGemmLike, n.op) || c.g.type(v).rank() < 2) continue;
     const Value& w = c.g.value(v);
     const auto& wd = w.type.dims;
-    if (tensorCores && w.mir.layout != Layout::kPadded) {
+    // (A CIN priced by its probe's curve was measured at its own shapes.)
+    if (tensorCores && w.mir.layout != Layout::kPadded && cls != "gemm.cin") {
       e.computeS *=
           misalignmentPenalty(c.hw, mathKernelPrecision(n.mir.math), name, cls, static_cast<double>(wd[wd.size() - 2]),
                               static_cast<double>(wd.back()), counts.flops);

@@ -64,11 +64,16 @@ CudaProbeSpec embeddingBag(const std::string& cls, int64_t tableRows, int64_t di
 
 /// One CIN layer: xk [N,h,d] (x) x0 [N,f,d] -> [N,o,d] with constant weights.
 /// `kernel`: the catalog kernel the plan asks for ("nvrtc.cin" is what an
-/// unassigned CIN runs; others are set as the node's cagr.kernel decision).
-CudaProbeSpec cinLayer(const std::string& kernel, int64_t h, int64_t f, int64_t d, int64_t o, bool sameInput,
-                       std::vector<int64_t> rows) {
+/// unassigned CIN runs; others are set as the node's cagr.kernel decision);
+/// `math` "f32", or "tf32" / "bf16" as the node's cagr.math decision (the
+/// entry is then named kernel_tf32 / kernel_bf16, as the cost model looks
+/// up a math mode's kernel).
+CudaProbeSpec cinLayer(const std::string& kernel, const std::string& math, int64_t h, int64_t f, int64_t d, int64_t o,
+                       bool sameInput, std::vector<int64_t> rows) {
   CudaProbeSpec s;
-  s.kernel = kernel;
+  s.kernel = math == "f32" ? kernel : kernel + "_" + math;
+  std::string attrs = kernel == "nvrtc.cin" && math == "f32" ? "" : "cagr.kernel = \"" + kernel + "\"";
+  if (math != "f32") attrs += ", cagr.math = \"" + math + "\"";
   s.shapeClass = "gemm.cin";
   s.inputs = {Input{{f, d}}};
   if (!sameInput) s.inputs.push_back(Input{{h, d}});
@@ -76,9 +81,9 @@ CudaProbeSpec cinLayer(const std::string& kernel, int64_t h, int64_t f, int64_t 
   s.outType = tensorType({o, d});
   s.body = constantLine("%w", {o, h * f}, 0.01) + constantLine("%b", {o}, 0.01) +
            opLine("%out", "cin", std::string(sameInput ? "%arg0" : "%arg1") + ", %arg0, %w, %b",
-                  kernel == "nvrtc.cin" ? "" : "cagr.kernel = \"" + kernel + "\"",
+                  attrs,
                   xk + ", " + x0 + ", " + fixedType({o, h * f}) + ", " + fixedType({o}), s.outType);
-  s.label = fmt("%s [N,%lld,%lld] x [N,%lld,%lld] -> %lld", kernel.c_str(), static_cast<long long>(h),
+  s.label = fmt("%s [N,%lld,%lld] x [N,%lld,%lld] -> %lld", s.kernel.c_str(), static_cast<long long>(h),
                 static_cast<long long>(d),
                 static_cast<long long>(f), static_cast<long long>(d), static_cast<long long>(o));
   s.rows = std::move(rows);
@@ -122,8 +127,10 @@ std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
   std::vector<std::string> cinKernels = {"nvrtc.cin"};
   if (kernelByName("cublaslt.cin").isOk()) cinKernels.push_back("cublaslt.cin");  // the cuBLASLt CIN, where built
   for (const std::string& k : cinKernels) {
-    out.push_back(cinLayer(k, 22, 22, 16, 200, true, cinRows));
-    out.push_back(cinLayer(k, 200, 22, 16, 200, false, cinRows));
+    for (const char* math : {"f32", "tf32", "bf16"}) {
+      out.push_back(cinLayer(k, math, 22, 22, 16, 200, true, cinRows));
+      out.push_back(cinLayer(k, math, 200, 22, 16, 200, false, cinRows));
+    }
   }
   return out;
 }

@@ -105,6 +105,26 @@ TEST(CudaProbePricing, CinLayerIsPricedByItsOwnCurveNotCublas) {
   EXPECT_NEAR(viaPlan.seconds, after.seconds, 1e-12);
 }
 
+TEST(CudaProbePricing, ATensorCoreCinIsPricedByItsMathModesEntry) {
+  Graph g = parsed(specFor("nvrtc.cin", "gemm.cin", 1));
+  const int64_t batch = 4096;
+  auto stats = computeStats(g, defaultBindings(g, batch));
+  ASSERT_TRUE(stats.isOk());
+  double flops = 0;
+  for (const NodeStats& s : stats->nodes) flops += s.counts.flops;
+  HardwareProfile hw = probed();
+  hw.efficiencies.push_back(entry("nvrtc.cin_tf32", "gemm.cin", 4e-6, {{1e6, 2e11}, {1e10, 4e12}}));
+  for (Node& n : g.mutableNodes()) {
+    if (n.op != OpKind::kCIN) continue;
+    n.mir.kernel = *kernelByName("nvrtc.cin");
+    n.mir.math = Precision::kTF32;
+  }
+  KernelEstimate e = only(priced(hw, g, batch));
+  EXPECT_EQ(e.kernel, "nvrtc.cin");
+  const double rate = hw.efficiency("nvrtc.cin_tf32", "gemm.cin")->rateAt(flops);
+  EXPECT_NEAR(e.computeS, flops / rate, 1e-9 * flops / rate);  // its own tf32 curve, no peak ratio
+}
+
 TEST(CudaProbePricing, LookupsAndElementwiseUseTheirGeneratedKernels) {
   HardwareProfile hw = probed();
   KernelEstimate bag = only(priced(hw, parsed(specFor("nvrtc.embedding", "gather.cached")), 4096));

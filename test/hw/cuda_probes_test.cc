@@ -40,7 +40,7 @@ TEST(CudaProbes, EveryProbePlanParsesAndCoversTheGeneratedKernels) {
     kernels.insert(s.kernel);
   }
   for (const char* k : {"nvrtc.eltwise", "nvrtc.reduce", "nvrtc.movement", "nvrtc.embedding", "nvrtc.interaction",
-                        "nvrtc.fm", "nvrtc.cin"}) {
+                        "nvrtc.fm", "nvrtc.cin", "nvrtc.cin_tf32", "nvrtc.cin_bf16"}) {
     EXPECT_TRUE(kernels.count(k)) << k;
   }
   EXPECT_LT(hw::cudaProbeSpecs(true).front().rows.size(), specs.front().rows.size());
