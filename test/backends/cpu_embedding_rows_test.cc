@@ -1,0 +1,68 @@
+// The CPU lookup step's row-copy path (rec_lookup.cc): an EmbeddingBags with
+// one id per bag and table ([N, S] ids, f32 tables, no weights), as
+// batch_embeddings makes of DeepFM's fields, copies each bag row's table rows
+// in one pass over the batch. Widths with constant-size copies (1, 4, 8, 16,
+// 32, 64) and others, tables sharing a slot, i64 and i32 ids, batches that
+// run on one thread and on several; each compared with the reference
+// executor. A bad id still names the node, the table and its slot.
+#include "backends/cpu/step.h"
+#include "cpu_test_util.h"
+
+namespace cagr {
+namespace {
+
+using rectest::attrs;
+using rectest::Builder;
+using rectest::expectKernel;
+using rectest::randomIds;
+using rectest::runBoth;
+
+const std::vector<int64_t> kDims = {16, 1, 4, 5, 8, 32, 64, 3, 16, 1};
+
+// Ten tables over four id slots of [N, 4] ids (table t reads slot t % 4).
+Builder rowCopies(DType idType) {
+  Builder b;
+  std::vector<ValueId> in;
+  std::vector<int64_t> slots;
+  for (size_t t = 0; t < kDims.size(); ++t) {
+    in.push_back(b.table("t" + std::to_string(t), 20 + static_cast<int64_t>(t), kDims[t], 60 + static_cast<unsigned>(t)));
+    slots.push_back(static_cast<int64_t>(t % 4));
+  }
+  in.push_back(b.input("ids", idType, {kBatch, 4}));
+  Attrs a = attrs({{"num_tables", static_cast<int64_t>(kDims.size())}, {"mode", std::string("sum")}, {"slots", slots}});
+  b.g.addOutput(b.op(OpKind::kEmbeddingBags, in, "tbe", a), "y");
+  return b;
+}
+
+Tensor asI32(const Tensor& t) {
+  Tensor out(DType::kI32, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) out.data<int32_t>()[i] = static_cast<int32_t>(t.data<int64_t>()[i]);
+  return out;
+}
+
+TEST(CpuEmbeddingRows, EveryWidthSlotAndIdType) {
+  for (DType idType : {DType::kI64, DType::kI32}) {
+    Builder b = rowCopies(idType);
+    for (int64_t batch : {1, 7, 600, 20000}) {
+      Tensor in = randomIds({batch, 4}, 20, 70 + static_cast<unsigned>(batch));
+      auto report = runBoth(b.g, {{"ids", idType == DType::kI32 ? asI32(in) : in}});
+      expectKernel(report, "own.embedding:embedding_bags");
+    }
+  }
+}
+
+TEST(CpuEmbeddingRows, BadIdNamesTheNodeTableAndSlot) {
+  Builder b = rowCopies(DType::kI64);
+  for (int64_t batch : {3, 20000}) {
+    Tensor in = randomIds({batch, 4}, 20, 80);
+    in.data<int64_t>()[(batch - 1) * 4 + 2] = 21;  // last bag, slot 2: table 2 (22 rows) takes it, table 6 (26) too
+    in.data<int64_t>()[(batch - 1) * 4 + 3] = -1;  // slot 3: no table takes a negative id
+    std::string msg = rectest::cpuRunError(b.g, {{"ids", in}}).message();
+    EXPECT_NE(msg.find("'tbe'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("table 3 (slot 3)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("= -1 (bag " + std::to_string(batch - 1) + ")"), std::string::npos) << msg;
+  }
+}
+
+}  // namespace
+}  // namespace cagr
