@@ -4,7 +4,8 @@
 // prices the kernels CAGR's plans really run on the GPU — the NVRTC-generated
 // elementwise, reduction, movement, embedding-bag (one-hot and multi-hot,
 // cached and large tables), interaction, FM and CIN kernels (xDeepFM's layer
-// sizes) — instead of cuBLAS curves or the profiler's streaming loops; and a
+// sizes on nvrtc.cin and cublaslt.cin, fp32 / tf32 / bf16 math) — instead of
+// cuBLAS curves or the profiler's streaming loops; and a
 // chain of tiny kernels replayed as one CUDA graph gives the per-kernel floor
 // inside a replay, next to the floor of one step issued alone.
 #pragma once
