@@ -151,8 +151,10 @@ def engine_list(a, device):
     return out
 
 
-def not_here(a, engine, batch, precision):
+def not_here(a, engine, batch, precision, model=None):
     """Why a selected engine is left out of this cell by the run's options, or None."""
+    if model is not None and f"{engine}:{model}" in csv(a.skip):
+        return (f"left out by --skip {engine}:{model}" + (f" ({a.skip_why})" if a.skip_why else ""))
     if engine != "max_autotune":
         return None
     if batch not in csv(a.max_autotune_batches, int):
@@ -165,7 +167,7 @@ def not_here(a, engine, batch, precision):
 def measure_cell(a, engine, case, npz, target):
     import cagr
     import engines
-    reason = not_here(a, engine, case.batch, case.precision)
+    reason = not_here(a, engine, case.batch, case.precision, case.model)
     if reason:
         return {"kind": "engine", "model": case.model, "batch": case.batch, "precision": case.precision,
                 "engine": engine, "device": str(case.device), "ok": False, "skipped": reason}
@@ -306,6 +308,9 @@ def parse():
                     help="any of " + ",".join(ENGINES) + " ('hand' = both hand-optimized variants)")
     ap.add_argument("--max-autotune-batches", default="4096", help="batches max-autotune runs at (default 4096)")
     ap.add_argument("--max-autotune-precisions", default="fp32,tf32,bf16")
+    ap.add_argument("--skip", default="", help="ENGINE:MODEL pairs not to run, comma-separated "
+                    "(e.g. torchscript:dlrm_criteo); the cell is reported as skipped with --skip-why")
+    ap.add_argument("--skip-why", default="", help="the reason the report gives for --skip")
     ap.add_argument("--repeats", type=int, default=None, help="timed repeats per engine (default 20, --quick 3)")
     ap.add_argument("--warmup", type=int, default=None, help="warm-up calls (default 10, --quick 2)")
     ap.add_argument("--repeat-ms", type=float, default=None, help="length of one repeat (default 10, --quick 2)")
