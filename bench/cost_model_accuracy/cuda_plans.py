@@ -19,6 +19,16 @@ Measuring (on the GPU machine) and rendering (anywhere) can be split:
   python3 bench/cost_model_accuracy/cuda_plans.py --from-json DIR --hw bench/results/hw/h200-probed.json \\
       --out bench/results/cost_model_cuda_plans.md
 
+Re-pricing the measured plans with another build's cost model (no GPU):
+
+  # once, with the build whose cost model chose the measured greedy plans:
+  # writes each plan (.cagr) and checks its decisions and modelled latency
+  # match the JSON (the plan is reproducible from model + profile + batch)
+  python3 bench/cost_model_accuracy/cuda_plans.py --from-json DIR --hw PROFILE --cagr OLD/cagr --write-plans PLANS
+  # then, with any build: modelled now (cagr inspect --hw on the same plans)
+  # vs measured earlier (the JSONs)
+  python3 bench/cost_model_accuracy/cuda_plans.py --from-json DIR --hw PROFILE --cagr NEW/cagr --reprice PLANS --out X.md
+
 Writes OUT (.md) and OUT with .json (every point and kernel record).
 """
 import argparse
@@ -113,6 +123,55 @@ def load(paths):
     return runs
 
 
+def plan_path(plans_dir, j):
+    return os.path.join(plans_dir, f"{model_name(j)}.b{j['batch']}.cagr")
+
+
+def run_json(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        why = (p.stderr or p.stdout).strip().splitlines()
+        raise SystemExit(f"{' '.join(cmd)}: {why[-1] if why else f'exit {p.returncode}'}")
+    return json.loads(p.stdout)
+
+
+def write_plans(args, runs):
+    """Rebuilds every measured greedy plan (fp32, as `cagr bench` without
+    --precision) and checks it is the plan that was measured."""
+    os.makedirs(args.write_plans, exist_ok=True)
+    bad = 0
+    for j in runs:
+        if j.get("precision", "fp32") != "fp32":
+            raise SystemExit(f"{model_name(j)} b{j['batch']}: precision {j.get('precision')} not supported here")
+        out = plan_path(args.write_plans, j)
+        o = run_json([args.cagr, "optimize", j["model"], "--hw", args.hw, "--batch", str(j["batch"]), "--policy",
+                      j.get("policy", "greedy"), "--fp32", "--json", "-o", out])
+        same = [d["label"] for d in o["decisions"]] == [d["label"] for d in j.get("decisions", [])]
+        close = abs(o["latency_ms"] - j["modelled_latency_ms"]) <= 1e-9 + 1e-6 * j["modelled_latency_ms"]
+        ok = same and close
+        bad += 0 if ok else 1
+        print(f"{model_name(j)} b{j['batch']}: decisions {'same' if same else 'DIFFER'}, modelled "
+              f"{o['latency_ms']:.6f} vs stored {j['modelled_latency_ms']:.6f} ms -> {out}", file=sys.stderr)
+    if bad:
+        raise SystemExit(f"{bad} plan(s) differ from the measured ones: not written from the measuring cost model")
+
+
+def reprice(args, runs):
+    """Prices the measured plans (and their unoptimized graphs) with this
+    build's cost model: modelled now vs measured earlier."""
+    for j in runs:
+        path = plan_path(args.reprice, j)
+        if not os.path.exists(path):
+            raise SystemExit(f"{path}: no plan (run --write-plans first)")
+        hw = ["--hw", args.hw, "--batch", str(j["batch"]), "--json"]
+        j["modelled_latency_ms_stored"] = j["modelled_latency_ms"]
+        j["modelled_latency_ms"] = run_json([args.cagr, "inspect", path] + hw)["latency_ms"]
+        j["baseline_modelled_latency_ms_stored"] = j["baseline_modelled_latency_ms"]
+        j["baseline_modelled_latency_ms"] = run_json([args.cagr, "inspect", j["model"]] + hw)["latency_ms"]
+        j["_repriced"] = True
+    return runs
+
+
 def model_name(j):
     m = os.path.basename(j.get("model", "?"))
     return m.split(".")[0]
@@ -155,7 +214,12 @@ def render(args, runs, failures):
              f"Modelled: the roofline cost model with profile `{profile}` (`--hw {args.hw}`). Measured: `cagr bench "
              f"--target cuda` on {device}: end to end, the median CUDA-graph replay of each plan (CUDA events); per "
              "kernel, CUDA events around each step issued one by one (no graph), joined with the modelled kernel of "
-             "the step's first node.", "",
+             "the step's first node.", ""]
+    if runs and runs[0].get("_repriced"):
+        lines += [f"**Re-priced: end to end, modelled now by `{args.cagr}` (cagr inspect --hw on the plans in "
+                  f"`{args.reprice}`, the same plans as measured) vs measured earlier (the JSONs); the per-kernel table "
+                  "below is still the modelled side stored in the JSONs.**", ""]
+    lines += [
              "Command: `python3 bench/cost_model_accuracy/cuda_plans.py --hw " + str(args.hw) + " --batches " +
              args.batches + "`" + (" (rendered with --from-json)" if args.from_json else ""), ""]
     if not plans:
@@ -217,12 +281,23 @@ def main():
     ap.add_argument("--from-json", nargs="+", help="render from these cagr bench JSON files / directories instead")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per cagr bench run")
     ap.add_argument("--out", default="bench/results/cost_model_cuda_plans.md")
+    ap.add_argument("--write-plans", metavar="DIR", help="with --from-json: rebuild the measured plans with --cagr into "
+                    "DIR (.cagr) and check they are the measured ones, then exit")
+    ap.add_argument("--reprice", metavar="DIR", help="with --from-json: price the plans in DIR (from --write-plans) "
+                    "with --cagr's cost model instead of the modelled numbers stored in the JSONs")
     args = ap.parse_args()
+    if (args.write_plans or args.reprice) and not args.from_json:
+        ap.error("--write-plans / --reprice need --from-json")
     if args.from_json:
         runs, failures = load(args.from_json), []
         fail_file = os.path.join(args.from_json[0], "failures.json") if os.path.isdir(args.from_json[0]) else None
         if fail_file and os.path.exists(fail_file):
             failures = json.load(open(fail_file))
+        if args.write_plans:
+            write_plans(args, runs)
+            return
+        if args.reprice:
+            runs = reprice(args, runs)
     else:
         runs, failures = measure(args)
         if args.json_dir:  # several invocations may share one directory (e.g. split by --models)
