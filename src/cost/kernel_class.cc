@@ -185,9 +185,21 @@ std::pair<std::string, std::string> generatedOnCuda(const HardwareProfile& hw, c
     case OpKind::kCIN: tries = {{"nvrtc.cin", "gemm.cin"}}; break;
     case OpKind::kInteraction: tries = {{"nvrtc.interaction", "gemm.interaction"}}; break;
     case OpKind::kFM: tries = {{"nvrtc.fm", "reduce.fm"}}; break;
+    case OpKind::kGemm:
+    case OpKind::kMatMul:
+      // CAGR's CUDA backend calls cuBLASLt for a GEMM no plan gave another
+      // library (src/backends/cuda/cuda_program.cc): priced by its entry.
+      if (kc.first == "cublas.sgemm" && graphStepFloor(hw) > 0) tries = {{"cublaslt.matmul", kc.second}};
+      break;
     case OpKind::kReduceSum:
     case OpKind::kReduceMean:
     case OpKind::kReduceMax: tries = {{"nvrtc.reduce", kc.second}}; break;
+    case OpKind::kSoftmax:
+    case OpKind::kLayerNorm:
+      // Row reductions the backend runs on its reduce kernel
+      // (backends/cuda/codegen_reduce.cc), not an elementwise stream.
+      tries = {{"nvrtc.reduce", "reduce.rows"}};
+      break;
     default:
       if (kc.second.rfind("movement.", 0) == 0) {
         tries = {{"nvrtc.movement", kc.second}};
@@ -272,6 +284,15 @@ std::pair<std::string, std::string> classifyDefault(const HardwareProfile& hw, c
 double graphStepFloor(const HardwareProfile& hw) {
   const KernelEfficiency* e = hw.efficiency(kGraphStepKernel, kGraphStepClass);
   return e != nullptr && e->shapeClass == kGraphStepClass ? e->overheadS : 0;
+}
+
+double graphReplayFixed(const HardwareProfile& hw) {
+  const KernelEfficiency* e = hw.efficiency(kGraphStepKernel, kGraphReplayClass);
+  return e != nullptr && e->shapeClass == kGraphReplayClass ? e->overheadS : 0;
+}
+
+bool libraryGemmKernel(const std::string& kernel) {
+  return kernel.rfind("cublas.", 0) == 0 || kernel.rfind("cublaslt.matmul", 0) == 0 || kernel.rfind("rocblas.", 0) == 0;
 }
 
 Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass,

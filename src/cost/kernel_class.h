@@ -22,7 +22,9 @@ struct Efficiency {
 /// a node the CUDA backend runs as generated code is priced as that kernel
 /// in its probed class: ("nvrtc.cin", "gemm.cin"), ("nvrtc.interaction",
 /// "gemm.interaction"), ("nvrtc.fm", "reduce.fm"), nvrtc.embedding /
-/// nvrtc.reduce / nvrtc.eltwise / nvrtc.movement in the default class.
+/// nvrtc.reduce / nvrtc.eltwise / nvrtc.movement in the default class
+/// (softmax and layer norm as nvrtc.reduce in reduce.rows), and a GEMM no
+/// plan gave a library as cublaslt.matmul (what the CUDA backend calls).
 std::pair<std::string, std::string> classifyKernel(const HardwareProfile& hw, const Graph& g, const Node& n,
                                                    const NodeStats& stats);
 
@@ -91,6 +93,18 @@ double cacheBandwidthFor(const HardwareProfile& hw, double workingSetBytes);
 inline constexpr const char* kGraphStepKernel = "cagr.graph_step";
 inline constexpr const char* kGraphStepClass = "launch.graph";
 double graphStepFloor(const HardwareProfile& hw);
+
+/// A CUDA-graph replay's fixed cost: the overhead_s of the profile's
+/// kGraphStepKernel / kGraphReplayClass entry (median replay of a one-kernel
+/// graph, graph launch included), or 0 when it has none. Plans priced on
+/// such a profile pay it less one kernel's floor once.
+inline constexpr const char* kGraphReplayClass = "launch.replay";
+double graphReplayFixed(const HardwareProfile& hw);
+
+/// True for a vendor-library GEMM call measured by cagr-profile-cuda
+/// ("cublas.sgemm", "cublas.gemm_bf16", "cublaslt.matmul", "rocblas.*"), not
+/// CAGR's own kernels built on a library (cublaslt.cin).
+bool libraryGemmKernel(const std::string& kernel);
 
 /// Bytes written by group members and read only inside the group.
 double internalTraffic(const Graph& g, const GraphStats& stats, const std::vector<char>& member);

@@ -3,11 +3,15 @@
 // memory traffic not kept inside the group, of which the profile's
 // fuse_alpha counts as saved) + one launch; precisions scale
 // bytes and pick the math mode's rates; a fused CIN never writes its outer
-// product; an in-place concat is free; streams overlap on a critical path;
-// peak memory follows liveness over the kernel schedule. On a profile with
-// CUDA backend probes, generated kernels are priced by their own nvrtc.*
-// entries and each kernel's launch is the measured CUDA-graph per-kernel
-// floor. All modelled.
+// product; an in-place concat is free; peak memory follows liveness over
+// the kernel schedule. Streams overlap on
+// a critical path, bounded below by the device's throughput: the kernels'
+// summed work (their floors overlap) on GPU-like platforms, everything on
+// the CPU (one kernel at a time). On a profile with CUDA backend probes,
+// generated kernels are priced by their own nvrtc.* entries, library GEMMs
+// by cuBLASLt (what the backend calls), each kernel's launch is the measured
+// CUDA-graph per-kernel floor (a library GEMM's own per-call floor where
+// larger) and a plan pays the graph replay's fixed cost once. All modelled.
 #include <algorithm>
 #include <cmath>
 
@@ -54,6 +58,7 @@ struct PricingCache {
   std::vector<Efficiency> eff;           // its rates at its FLOP count
   Backend backend = Backend::kCpu;
   double graphFloorS = 0;  // the profile's CUDA-graph per-kernel floor (0: none measured)
+  double replayFixedS = 0;  // once per plan: a graph replay's cost beyond its one kernel's floor (0: none measured)
   /// Latency, memory and variance only (no per-node / per-kernel detail):
   /// what a search needs to score a candidate.
   bool summaryOnly = false;
@@ -226,6 +231,15 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
   return e;
 }
 
+// Time kernel `k` keeps the device busy, which concurrent streams cannot
+// overlap: its compute / memory work on GPU-like platforms (launch floors
+// overlap across streams); all of it on the CPU, whose backend runs one
+// kernel at a time over all its threads.
+double deviceBusy(Backend b, const KernelEstimate& k) {
+  if (b == Backend::kCpu) return k.seconds;
+  return std::max(0.0, k.seconds - k.launchS);
+}
+
 // The member that is not elementwise / view (the verifier guarantees at most
 // one, or an Interaction / FM for rec groups), else the first.
 NodeId groupAnchor(const Graph& g, const std::vector<NodeId>& members) {
@@ -261,9 +275,15 @@ KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& memb
     }
   }
   if (total.kernel.empty()) total.kernel = "view";
-  // Replayed as a CUDA graph: each kernel's floor is the measured per-kernel
-  // floor inside a replay, not its single-launch overhead.
-  if (c.cache.graphFloorS > 0 && total.kernel != "view") total.launchS = c.cache.graphFloorS;
+  // Replayed as a CUDA graph: a generated kernel's floor is the measured
+  // per-kernel floor inside a replay, not its single-launch overhead. A
+  // library GEMM keeps its own per-call floor where larger: cagr-profile-cuda
+  // times its calls back to back inside a CUDA-graph replay, so its floor is
+  // the library's kernels' own minimum there, not a trivial kernel's.
+  if (c.cache.graphFloorS > 0 && total.kernel != "view") {
+    total.launchS =
+        libraryGemmKernel(total.kernel) ? std::max(total.launchS, c.cache.graphFloorS) : c.cache.graphFloorS;
+  }
   double work = std::max(total.computeS, total.memoryS);
   total.seconds = work + total.launchS;
   if (total.kernel == "view") total.bound = Bound::kFree;
@@ -327,6 +347,7 @@ StatusOr<std::shared_ptr<const PricingCache>> RooflineCostModel::prepare(const G
               : hw_.vendor == "amd"                                 ? Backend::kHip
                                                                     : Backend::kCuda;
   c->graphFloorS = graphStepFloor(hw_);
+  c->replayFixedS = c->graphFloorS > 0 ? std::max(0.0, graphReplayFixed(hw_) - c->graphFloorS) : 0;
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     auto [name, cls] = kernelClass(g, g.nodes()[i], stats.nodes[i]);
     c->eff.push_back(effectiveRates(hw_, name, cls, stats.nodes[i].counts.flops));
@@ -361,6 +382,7 @@ StatusOr<GraphEstimate> RooflineCostModel::graphWithStats(const Graph& g, const 
   bool detail = !(cache->summaryOnly);
   if (detail) e.nodes.resize(g.nodes().size());
   std::vector<double> ready(g.numValues(), 0.0), streamFree;
+  double busyS = 0, maxFloorS = 0;  // the device-throughput bound (deviceBusy)
   for (size_t k = 0; k < order.size(); ++k) {
     const auto& members = order[k];
     GroupEstimate ge{{}, priceKernel(c, members, static_cast<int>(k)), 0, 0, 0};
@@ -382,6 +404,8 @@ StatusOr<GraphEstimate> RooflineCostModel::graphWithStats(const Graph& g, const 
     }
     e.serialS += ge.estimate.seconds;
     e.launchS += ge.estimate.launchS;
+    busyS += deviceBusy(cache->backend, ge.estimate);
+    maxFloorS = std::max(maxFloorS, ge.estimate.seconds - deviceBusy(cache->backend, ge.estimate));
     e.latencyS = std::max(e.latencyS, ge.endS);
     if (!detail) continue;
     NodeId at = groupAnchor(g, members);
@@ -391,6 +415,13 @@ StatusOr<GraphEstimate> RooflineCostModel::graphWithStats(const Graph& g, const 
     e.nodes[static_cast<size_t>(at)] = ge.estimate;
     e.kernels.push_back(std::move(ge));
   }
+  // Streams share one device: concurrent kernels overlap their floors, not
+  // their work (each large kernel fills the SMs / bandwidth), so no plan
+  // beats the sum of its kernels' busy time plus one floor. One stream: the
+  // critical path is already the sum.
+  e.latencyS = std::max(e.latencyS, busyS + maxFloorS);
+  // A CUDA-graph replay's fixed cost (graph launch, first kernel), once.
+  e.latencyS += cache->replayFixedS;
   e.peakMemoryBytes = peakMemory(c, order);
   // V_H of the plan: the profile's run-to-run spread, larger for launch-bound
   // plans (launch jitter) and for plans spread over streams (scheduling).
