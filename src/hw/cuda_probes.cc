@@ -295,6 +295,19 @@ StatusOr<HardwareProfile> mergeCudaProbes(HardwareProfile p, const CudaProbes& p
                    f.chainKernels - 1);
     place(g);
   }
+  if (f.graphOneKernelS > 0) {
+    KernelEfficiency r;
+    r.kernel = kGraphStepKernel;
+    r.shapeClass = kGraphReplayClass;
+    r.overheadS = f.graphOneKernelS;
+    r.bytesPerS = p.dramBandwidth();
+    r.samples = 1;
+    r.source = fmt("measured on %s: median replay of a one-kernel CUDA graph of one tiny generated kernel (graph "
+                   "launch included); the cost model charges it less one per-kernel floor once per plan; bytes_per_s: "
+                   "the base profile's device-memory bandwidth (not used)",
+                   probes.device.c_str());
+    place(r);
+  }
   if (f.singleStepS > 0) {
     KernelEfficiency s;
     s.kernel = kGraphStepKernel;

@@ -64,6 +64,8 @@ StatusOr<CudaProbes> runCudaProbes(bool quick, double secondsEach, const ProbePr
 inline constexpr const char* kGraphStepKernel = "cagr.graph_step";
 inline constexpr const char* kGraphStepClass = "launch.graph";
 inline constexpr const char* kSingleStepClass = "launch.single";
+/// Class of the one-kernel graph replay entry (the replay's fixed cost).
+inline constexpr const char* kGraphReplayClass = "launch.replay";
 
 /// `base` (a cagr-profile-cuda profile: GEMM curves, memory, launch) with the
 /// probes' entries added (an entry of the same kernel and class replaced),

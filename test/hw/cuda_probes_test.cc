@@ -103,9 +103,14 @@ TEST(CudaProbes, MergeAddsEntriesAndRoundTrips) {
   ASSERT_NE(floor, nullptr);
   EXPECT_DOUBLE_EQ(floor->overheadS, 1.3e-6);
   EXPECT_DOUBLE_EQ(merged->efficiency(hw::kGraphStepKernel, hw::kSingleStepClass)->overheadS, 2.9e-6);
+  // The one-kernel graph replay (the plan's fixed cost).
+  const KernelEfficiency* replay = merged->efficiency(hw::kGraphStepKernel, hw::kGraphReplayClass);
+  ASSERT_NE(replay, nullptr);
+  EXPECT_EQ(replay->shapeClass, hw::kGraphReplayClass);
+  EXPECT_DOUBLE_EQ(replay->overheadS, 4e-6);
   // The base's own entries stay.
   EXPECT_NE(merged->efficiency("cublas.sgemm", "gemm.large"), nullptr);
-  EXPECT_EQ(merged->efficiencies.size(), base->efficiencies.size() + 4);
+  EXPECT_EQ(merged->efficiencies.size(), base->efficiencies.size() + 5);
 
   auto back = parseProfile(profileToJson(*merged), "merged");
   ASSERT_TRUE(back.isOk()) << back.status().message();
