@@ -104,7 +104,8 @@ void fillGemmClass(HardwareProfile& p, const CudaResults& r, GemmKind k, const c
   e.samples = samples;
   e.curve = gemmCurve(r, k, cls, overhead, align);
   e.source = fmt(
-      "measured on %s: %s on %s shapes (GFLOP/s) %s; median of per-shape medians (CUDA events), spread "
+      "measured on %s: %s on %s shapes (GFLOP/s) %s; median of per-shape medians (CUDA events, per call inside "
+      "CUDA-graph replays of back-to-back calls, as CAGR's CUDA backend runs plans), spread "
       "(p90-p10)/median %.1f%%; rates net of overhead_s; overhead_s: fastest tiny shape (%s); curve: net rate "
       "of every %s shape of this kernel (all classes), by FLOPs per call",
       r.dev.name.c_str(), e.kernel.c_str(), cls, shapes.c_str(), 100 * hw::median(classSpreads), overheadFrom.c_str(),
