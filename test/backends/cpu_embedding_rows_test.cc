@@ -4,7 +4,11 @@
 // in one pass over the batch. Widths with constant-size copies (1, 4, 8, 16,
 // 32, 64) and others, tables sharing a slot, i64 and i32 ids, batches that
 // run on one thread and on several; each compared with the reference
-// executor. A bad id still names the node, the table and its slot.
+// executor. A bad id still names the node, the table and its slot. Lookups
+// feeding an in-place concat (own.concat_inplace) write their rows straight
+// into its buffer; the concat copies only the other inputs.
+#include <algorithm>
+
 #include "backends/cpu/step.h"
 #include "cpu_test_util.h"
 
@@ -61,6 +65,38 @@ TEST(CpuEmbeddingRows, BadIdNamesTheNodeTableAndSlot) {
     EXPECT_NE(msg.find("'tbe'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("table 3 (slot 3)"), std::string::npos) << msg;
     EXPECT_NE(msg.find("= -1 (bag " + std::to_string(batch - 1) + ")"), std::string::npos) << msg;
+  }
+}
+
+// dense | gather | embedding_bags | gather+relu | gather (also an output),
+// concatenated in place along the last axis: the plain gather and the bags
+// write into the concat; the dense input, the lookup with a tail and the
+// lookup that is a graph output are copied.
+TEST(CpuEmbeddingRows, LookupsWriteIntoAnInPlaceConcat) {
+  Builder b;
+  ValueId dense = b.input("dense", DType::kF32, {kBatch, 3});
+  ValueId idx = b.input("ids", DType::kI64, {kBatch, 2});
+  ValueId col0 = b.g.addConstant("col0", rectest::ids({}, {0}));
+  ValueId sel = b.op(OpKind::kGather, {idx, col0}, "select", attrs({{"axis", int64_t{1}}}));
+  ValueId g0 = b.op(OpKind::kGather, {b.table("t0", 20, 16, 90), sel}, "gather0");
+  Attrs bags = attrs({{"num_tables", int64_t{2}}, {"mode", std::string("sum")}});
+  ValueId tbe = b.op(OpKind::kEmbeddingBags, {b.table("t1", 20, 4, 91), b.table("t2", 20, 1, 92), idx}, "tbe", bags);
+  ValueId g1 = b.op(OpKind::kGather, {b.table("t3", 20, 8, 93), sel}, "gather1");
+  ValueId r1 = b.op(OpKind::kRelu, {g1}, "relu");
+  ValueId g2 = b.op(OpKind::kGather, {b.table("t4", 20, 2, 94), sel}, "gather2");
+  ValueId cat = b.op(OpKind::kConcat, {dense, g0, tbe, r1, g2}, "cat", attrs({{"axis", int64_t{1}}}));
+  b.g.addOutput(cat, "z");
+  b.g.addOutput(g2, "g2");
+  b.group({"gather1", "relu"}, 0, "own.embedding");
+  b.group({"cat"}, -1, "own.concat_inplace");
+  for (int64_t batch : {1, 300, 20000}) {
+    auto report = runBoth(b.g, {{"dense", rectest::uniform({batch, 3}, 95)}, {"ids", randomIds({batch, 2}, 20, 96)}});
+    auto count = [&](const std::string& k) { return std::count(report.begin(), report.end(), k); };
+    EXPECT_EQ(count("own.embedding:gather(into concat)"), 1);
+    EXPECT_EQ(count("own.embedding:embedding_bags(into concat)"), 1);
+    EXPECT_EQ(count("own.embedding:gather+relu"), 1);
+    EXPECT_EQ(count("own.embedding:gather"), 1);
+    EXPECT_EQ(count("own.concat_inplace(copy 3 of 5)"), 1);
   }
 }
 

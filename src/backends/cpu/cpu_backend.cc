@@ -2,7 +2,9 @@
 // where a factory accepts the group, the reference fallback otherwise) and
 // runs them over one activation arena. The memory plan is static per batch
 // size: each buffer lives from the step that writes it to its last reader,
-// and buffers whose lifetimes do not overlap share arena space.
+// and buffers whose lifetimes do not overlap share arena space. An in-place
+// concat's producers that can write their rows straight into its buffer do
+// (that buffer then lives from the first of them) and get none of their own.
 #include <omp.h>
 
 #include <algorithm>
@@ -14,7 +16,9 @@
 #include "backends/cpu/step_profile.h"
 #include "cagr/backend.h"
 #include "cagr/reference.h"
+#include "ir/dims.h"
 #include "ir/graph_queries.h"
+#include "ir/op_table.h"
 
 namespace cagr::cpu {
 namespace {
@@ -173,6 +177,45 @@ class CpuExecutable : public Executable {
   bool ran_ = false;
 };
 
+// Concats planned in place (own.concat_inplace) along their last, static
+// axis: each input used only by the concat, f32 and not a view or graph
+// output, whose step can write it as columns of the concat's buffer does so;
+// the concat copies the rest. `writer` is updated: placed inputs have no
+// buffer, the concat's is born with its first placed producer.
+void placeConcatInputs(const Graph& plan, const ValueUses& uses, const std::vector<ValueId>& aliasOf,
+                       const std::vector<std::vector<NodeId>>& members, std::vector<std::unique_ptr<Step>>& steps,
+                       std::vector<int>& writer) {
+  for (size_t s = 0; s < steps.size(); ++s) {
+    if (members[s].size() != 1) continue;
+    const Node& c = plan.node(members[s][0]);
+    if (c.op != OpKind::kConcat || kernelInfo(c.mir.kernel).pattern != Pattern::kConcatInPlace) continue;
+    const ValueId out = c.outputs[0];
+    const TensorType& ot = plan.type(out);
+    const int64_t last = static_cast<int64_t>(ot.rank()) - 1;
+    auto axis = normAxis(intAttr(c, "axis"), ot.rank());
+    bool f32 = ot.dtype == DType::kF32 && plan.value(out).mir.storage == Precision::kF32;
+    if (!f32 || !axis || *axis != last || last < 1 || isSymbolic(ot.dims[static_cast<size_t>(last)])) continue;
+    std::vector<int64_t> extent(c.inputs.size(), 0);
+    int64_t pos = 0;
+    bool any = false;
+    for (size_t k = 0; k < c.inputs.size(); ++k) {
+      const ValueId v = c.inputs[k];
+      const auto i = static_cast<size_t>(v);
+      const Dim e = plan.type(v).dims.back();
+      bool own = writer[i] >= 0 && aliasOf[i] == kNoValue && !uses.isOutput[i] && uses.consumers[i].size() == 1 &&
+                 plan.type(v).dtype == DType::kF32 && plan.value(v).mir.storage == Precision::kF32 && !isSymbolic(e);
+      if (own && steps[static_cast<size_t>(writer[i])]->placeOutput(v, out, pos, ot.dims[static_cast<size_t>(last)])) {
+        extent[k] = e;
+        writer[static_cast<size_t>(out)] = std::min(writer[static_cast<size_t>(out)], writer[i]);
+        writer[i] = -1;
+        any = true;
+      }
+      pos += e;
+    }
+    if (any) steps[s]->skipInputs(extent);
+  }
+}
+
 StatusOr<std::unique_ptr<Step>> buildStep(const StepRequest& r) {
   for (StepFactory f : {makeGemmStep, makeEmbeddingStep, makeRecStep, makeEltwiseStep, makeSpmmStep, makeReferenceStep}) {
     auto s = f(r);
@@ -233,6 +276,7 @@ class CpuBackend : public ExecutionBackend {
       steps.push_back(std::move(s));
       stepMembers.push_back(members);
     }
+    placeConcatInputs(plan, uses, aliasOf, stepMembers, steps, writer);
     int threads = opts.threads > 0 ? opts.threads : omp_get_max_threads();
     return std::unique_ptr<Executable>(
         std::make_unique<CpuExecutable>(std::move(owned), std::move(steps), std::move(writer), std::move(reads),

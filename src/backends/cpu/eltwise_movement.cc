@@ -4,8 +4,10 @@
 // Slice, Transpose and Expand are one coalesced strided copy; Gather and
 // GatherND check every index first (the reference's errors), then copy rows
 // or single elements. Large copies are split over threads. A Concat planned
-// as own.concat_inplace is a plain copy here: the engine gives each producer
-// its own buffer. Any element type; indices i64 or i32.
+// as own.concat_inplace copies only the inputs whose producers could not
+// write into its buffer themselves (the engine asks them: Step::placeOutput).
+// Any element type; indices i64 or i32.
+#include <algorithm>
 #include <cstring>
 
 #include "backends/cpu/eltwise_program.h"
@@ -26,6 +28,7 @@ struct Args {
   std::vector<const Buffer*> inBuf;
   std::vector<const Buffer*> out;
   int threads;
+  std::vector<int64_t> skip;  // Concat: > 0 for an input already in place (its extent along the axis; not read)
 };
 
 void copyBlock(std::byte* dst, const std::byte* src, int64_t bytes) {
@@ -85,10 +88,12 @@ Status concat(const Args& a) {
   int64_t inner = ref::product(y.shape, axis + 1) * static_cast<int64_t>(dtypeSize(y.dtype)), pos = 0;
   std::vector<Piece> pieces;
   for (size_t k = 0; k < a.in.size(); ++k) {
-    int64_t chunk = a.inBuf[k]->shape[axis] * inner;
-    pieces.push_back({const_cast<std::byte*>(a.in[k]), chunk, pos});  // only read
+    bool placed = k < a.skip.size() && a.skip[k] > 0;
+    int64_t chunk = (placed ? a.skip[k] : a.inBuf[k]->shape[axis]) * inner;
+    if (!placed) pieces.push_back({const_cast<std::byte*>(a.in[k]), chunk, pos});  // only read
     pos += chunk;
   }
+  if (pieces.empty()) return Status::ok();
   return movePieces(y.data, y.shape[axis] * inner, ref::product(y.shape, 0, axis), pieces, true,
                     threadsFor(y.numel(), a.threads));
 }
@@ -246,14 +251,29 @@ class MovementStep : public Step {
   }
 
   std::string kernelName() const override {
-    return inPlace_ ? "own.concat_inplace(copy)" : std::string("own.movement:") + opInfo(node_.op).mnemonic;
+    if (!inPlace_) return std::string("own.movement:") + opInfo(node_.op).mnemonic;
+    size_t placed = std::count_if(skip_.begin(), skip_.end(), [](int64_t e) { return e > 0; });
+    if (placed == 0) return "own.concat_inplace(copy)";
+    if (placed == node_.inputs.size()) return "own.concat_inplace";
+    return "own.concat_inplace(copy " + std::to_string(node_.inputs.size() - placed) + " of " +
+           std::to_string(node_.inputs.size()) + ")";
   }
   std::vector<ValueId> writes() const override { return node_.outputs; }
 
+  void skipInputs(const std::vector<int64_t>& extent) override {
+    if (inPlace_ && node_.op == OpKind::kConcat && extent.size() == node_.inputs.size()) skip_ = extent;
+  }
+
   Status run(const RunContext& ctx) const override {
     std::vector<Tensor> keep(sources_.size());
-    Args a{node_, {}, {}, {}, ctx.threads()};
+    Args a{node_, {}, {}, {}, ctx.threads(), skip_};
+    static const Buffer kNone;
     for (size_t k = 0; k < sources_.size(); ++k) {
+      if (k < skip_.size() && skip_[k] > 0) {  // in place already: not read (it has no buffer)
+        a.in.push_back(nullptr);
+        a.inBuf.push_back(&kNone);
+        continue;
+      }
       CAGR_ASSIGN_OR_RETURN(const std::byte* p, sources_[k].data(ctx, keep[k]));
       a.in.push_back(p);
       a.inBuf.push_back(&ctx.buffer(node_.inputs[k]));
@@ -293,6 +313,7 @@ class MovementStep : public Step {
   std::vector<OperandSource> sources_;
   std::vector<Precision> storage_;
   bool inPlace_ = false;
+  std::vector<int64_t> skip_;  // in-place concat: inputs their producers wrote (extent along the axis)
 };
 
 bool isMovement(OpKind k) {

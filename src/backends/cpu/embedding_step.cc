@@ -2,8 +2,10 @@
 // EmbeddingBag or EmbeddingBags plus its elementwise tail, with the rows
 // split over OpenMP threads. Each block of rows is pooled by the vectorised
 // kernel (rec_tables.cc) from tables in their planned storage, then the
-// tail runs on it in cache before the next block. Declines other Gathers
-// (e.g. selecting id columns from int data) and tails it cannot chain.
+// tail runs on it in cache before the next block. A lookup without a tail
+// feeding an in-place concat writes its rows straight into the concat's
+// buffer (placeOutput). Declines other Gathers (e.g. selecting id columns
+// from int data) and tails it cannot chain.
 #include <omp.h>
 
 #include <algorithm>
@@ -26,18 +28,34 @@ class EmbeddingStep : public Step {
   EmbeddingStep(Lookup lookup, ElementwiseTail tail, std::vector<ValueId> writes)
       : lookup_(std::move(lookup)), tail_(std::move(tail)), writes_(std::move(writes)) {}
 
-  std::string kernelName() const override { return "own.embedding:" + lookup_.label() + tail_.suffix(); }
+  std::string kernelName() const override {
+    return "own.embedding:" + lookup_.label() + tail_.suffix() + (placedIn_ != kNoValue ? "(into concat)" : "");
+  }
   std::vector<ValueId> writes() const override { return writes_; }
+
+  // Only a lookup without a tail, writing nothing else, in f32.
+  bool placeOutput(ValueId v, ValueId dst, int64_t offset, int64_t ld) override {
+    if (v != lookup_.output() || tail_.target() != v || !tail_.suffix().empty() || writes_.size() != 1 ||
+        ld < lookup_.width() || offset < 0 || offset + lookup_.width() > ld) {
+      return false;
+    }
+    placedIn_ = dst;
+    placedOffset_ = offset;
+    placedLd_ = ld;
+    return true;
+  }
 
   Status run(const RunContext& ctx) const override {
     CAGR_ASSIGN_OR_RETURN(Lookup::Bound b, lookup_.bind(ctx));
-    const Buffer& target = ctx.buffer(tail_.target());
-    const int64_t width = lookup_.width(), rows = b.rows;
-    if (target.numel() != rows * width) {
+    const bool placed = placedIn_ != kNoValue;
+    const Buffer& target = ctx.buffer(placed ? placedIn_ : tail_.target());
+    const int64_t width = lookup_.width(), rows = b.rows, ld = placed ? placedLd_ : width;
+    if (target.numel() != rows * ld) {
       return invalidArgument("the lookup gives " + std::to_string(rows) + " rows of " + std::to_string(width) +
-                             " for an output of " + std::to_string(target.numel()) + " elements");
+                             " for an output of " + std::to_string(target.numel()) + " elements" +
+                             (placed ? " (rows of " + std::to_string(ld) + " in place)" : ""));
     }
-    float* out = target.as<float>();
+    float* out = target.as<float>() + (placed ? placedOffset_ : 0);
     std::vector<float*> dst = tail_.destinations(ctx);
     const int64_t block = std::max<int64_t>(1, kBlockElements / std::max<int64_t>(width, 1));
     const int64_t blocks = (rows + block - 1) / block;
@@ -47,11 +65,11 @@ class EmbeddingStep : public Step {
               : bad) if (b.work >= kParallelWork && blocks > 1)
     for (int64_t k = 0; k < blocks; ++k) {
       const int64_t r0 = k * block, r1 = std::min(rows, r0 + block);
-      if (!lookup_.compute(b, r0, r1, out + r0 * width, width)) {
+      if (!lookup_.compute(b, r0, r1, out + r0 * ld, ld)) {
         bad = 1;
         continue;
       }
-      tail_.apply(out + r0 * width, r0 * width, (r1 - r0) * width, dst);
+      if (!placed) tail_.apply(out + r0 * width, r0 * width, (r1 - r0) * width, dst);
     }
     if (bad != 0) return lookup_.badIdError(b);
     return Status::ok();
@@ -61,6 +79,8 @@ class EmbeddingStep : public Step {
   Lookup lookup_;
   ElementwiseTail tail_;
   std::vector<ValueId> writes_;
+  ValueId placedIn_ = kNoValue;  // in-place concat: the concat's buffer
+  int64_t placedOffset_ = 0, placedLd_ = 0;
 };
 
 }  // namespace
