@@ -134,6 +134,10 @@ StatusOr<GroupShape> classifyGroup(const Graph& g, const std::vector<NodeId>& me
     if (a != members.back()) return invalidArgument(where(g, a) + " must come last: a reduction ends its kernel");
     return GroupShape{Pattern::kReduce, a};
   }
+  if (k == OpKind::kCIN) {  // a CIN layer with an elementwise epilogue (its kernel's epilogueOps say which)
+    if (a != members.front()) return invalidArgument(where(g, a) + " must come first: only epilogues fuse into it");
+    return GroupShape{Pattern::kCin, a};
+  }
   return invalidArgument(where(g, a) + " has no fused kernel");
 }
 
@@ -151,7 +155,7 @@ std::vector<KernelId> kernelsFor(const Graph& g, const std::vector<NodeId>& memb
       continue;
     }
     bool ok = true;
-    if (shape.pattern == Pattern::kGemm || shape.pattern == Pattern::kGather) {
+    if (shape.pattern == Pattern::kGemm || shape.pattern == Pattern::kGather || shape.pattern == Pattern::kCin) {
       for (NodeId m : members) {
         if (m == shape.anchor || ops::in(k.epilogueOps, g.node(m).op)) continue;
         reason = std::string(k.name) + "'s epilogue cannot take " + where(g, m);

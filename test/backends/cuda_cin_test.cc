@@ -2,9 +2,12 @@
 // without bias) run as outer-product chunks times cuBLASLt GEMMs, in every
 // math mode, against the reference executor's emulation of the same plan;
 // at batch 1 and at a batch that leaves a partial last chunk, with the
-// default chunk budget and with one small enough to give dozens of chunks;
-// the first run captures the CUDA graph, the second replays it. Skips
-// without a GPU; the kernels' NVRTC compile is in cuda_codegen_test.cc.
+// default chunk budget and with one small enough to give dozens of chunks,
+// without a pipeline and with 2 and 4 lanes (CAGR_CIN_PIPELINE); and with
+// the first layer's ReLU fused into it (cublaslt.cin's transpose kernel and
+// nvrtc.cin's store apply it). The first run captures the CUDA graph, the
+// second replays it. Skips without a GPU; the kernels' NVRTC compile is in
+// cuda_codegen_test.cc.
 #include <gtest/gtest.h>
 
 #ifdef CAGR_HAVE_CUDA
@@ -37,20 +40,32 @@ std::unique_ptr<ExecutionBackend> gpuOrSkip(std::string& why) {
   return std::move(*backend);
 }
 
-// x [B, 6, 8]; c1 = CIN(x, x, w1 [40, 36], b1) [B, 40, 8]; c2 = CIN(c1, x, w2 [24, 240]) [B, 24, 8].
-Graph twoCinLayers(Precision math) {
+// x [B, 6, 8]; c1 = CIN(x, x, w1 [40, 36], b1) [B, 40, 8]; c2 = CIN(c1, x, w2 [24, 240]) [B, 24, 8]
+// on `kernel`. With `relu`, c1 is followed by r1 = Relu(c1) in c1's group, and c2 reads r1.
+Graph twoCinLayers(Precision math, const std::string& kernel = "cublaslt.cin", bool relu = false) {
   Builder b;
   ValueId x = b.input("x", DType::kF32, {kBatch, 6, 8});
   ValueId c1 = b.op(OpKind::kCIN, {x, x, b.constant("w1", {40, 36}, 1), b.constant("b1", {40}, 2)}, "c1");
-  ValueId c2 = b.op(OpKind::kCIN, {c1, x, b.constant("w2", {24, 240}, 3)}, "c2");
-  b.g.addOutput(c1);
+  ValueId r1 = relu ? b.op(OpKind::kRelu, {c1}, "r1") : c1;
+  ValueId c2 = b.op(OpKind::kCIN, {r1, x, b.constant("w2", {24, 240}, 3)}, "c2");
+  b.g.addOutput(r1);
   b.g.addOutput(c2);
-  auto k = kernelByName("cublaslt.cin");
+  auto k = kernelByName(kernel);
   for (Node& n : b.g.mutableNodes()) {
-    n.mir.math = math;
-    if (k.isOk()) n.mir.kernel = *k;
+    if (n.op == OpKind::kCIN) n.mir.math = math;
+    if (k.isOk() && (n.op == OpKind::kCIN || n.op == OpKind::kRelu)) n.mir.kernel = *k;
+    if (n.op == OpKind::kRelu || (relu && n.outputs[0] == c1)) n.mir.group = 0;
   }
   return b.g;
+}
+
+// Sets (or, given "", unsets) an environment variable.
+void setEnv(const char* name, const std::string& value) {
+  if (value.empty()) {
+    unsetenv(name);
+  } else {
+    setenv(name, value.c_str(), 1);
+  }
 }
 
 double maxAbs(const Tensor& t) {
@@ -59,47 +74,73 @@ double maxAbs(const Tensor& t) {
   return m;
 }
 
-TEST(CudaCinGpu, CublasLtCinMatchesTheReferenceInEveryMathModeAndChunking) {
+// Compiles `g` and checks both outputs against the reference at batch 1 and
+// 301, run twice (capture, replay); `what` names the case in failures.
+void checkAgainstReference(ExecutionBackend& backend, const Graph& g, double bound, const std::string& what,
+                           const std::string& reportPrefix) {
+  auto exe = backend.compile(g);
+  ASSERT_TRUE(exe.isOk()) << what << ": " << exe.status().message();
+  for (int64_t batch : {1, 301}) {
+    rectest::Inputs in{{"x", uniform({batch, 6, 8}, 7)}};
+    auto want = runReference(g, in);
+    ASSERT_TRUE(want.isOk()) << want.status().message();
+    for (int rep = 0; rep < 2; ++rep) {
+      auto got = (*exe)->run(in);
+      ASSERT_TRUE(got.isOk()) << what << ": " << got.status().message();
+      const std::string at = what + " batch " + std::to_string(batch) + " run " + std::to_string(rep);
+      auto c1 = compareTensors((*got)[0], (*want)[0], bound * maxAbs((*want)[0]), 0);
+      EXPECT_TRUE(c1.close) << at << " layer 1: " << c1.message;
+      auto c2 = compareTensors((*got)[1], (*want)[1], bound * maxAbs((*want)[1]), 0);
+      EXPECT_TRUE(c2.close) << at << " layer 2: " << c2.message;
+    }
+  }
+  bool named = false;
+  for (const std::string& k : (*exe)->kernelReport()) named |= k.rfind(reportPrefix, 0) == 0;
+  EXPECT_TRUE(named) << what << ": kernel report names the step " << reportPrefix;
+}
+
+// f32: only the accumulation order differs from the reference. Reduced
+// modes also round each product xk * x0 to the GEMM's element type (the
+// reference keeps it exact), so they get set_precision's stated bounds,
+// max|out' - out| <= bound * max|out|, which an indexing error breaks.
+const std::pair<Precision, double> kModes[] = {
+    {Precision::kF32, 1e-4}, {Precision::kTF32, 1e-2}, {Precision::kBF16, 5e-2}, {Precision::kF16, 1e-2}};
+
+TEST(CudaCinGpu, CublasLtCinMatchesTheReferenceInEveryMathModeChunkingAndPipeline) {
   std::string why;
   auto backend = gpuOrSkip(why);
   if (!backend) GTEST_SKIP() << why;
-  // f32: only the accumulation order differs from the reference. Reduced
-  // modes also round each product xk * x0 to the GEMM's element type (the
-  // reference keeps it exact), so they get set_precision's stated bounds,
-  // max|out' - out| <= bound * max|out|, which an indexing error breaks.
-  for (auto [math, bound] : {std::pair{Precision::kF32, 1e-4},
-                             {Precision::kTF32, 1e-2},
-                             {Precision::kBF16, 5e-2},
-                             {Precision::kF16, 1e-2}}) {
-    for (const char* chunkKb : {"", "16"}) {
-      if (*chunkKb != '\0') {
-        setenv("CAGR_CIN_CHUNK_KB", chunkKb, 1);
-      } else {
-        unsetenv("CAGR_CIN_CHUNK_KB");
+  for (auto [math, bound] : kModes) {
+    for (const char* pipeline : {"", "2", "4"}) {
+      for (const char* chunkKb : {"", "16"}) {
+        setEnv("CAGR_CIN_PIPELINE", pipeline);
+        setEnv("CAGR_CIN_CHUNK_KB", chunkKb);
+        const std::string what = std::string(precisionName(math)) + " chunk " + (*chunkKb ? chunkKb : "default") +
+                                 " KB, pipeline " + (*pipeline ? pipeline : "none");
+        checkAgainstReference(*backend, twoCinLayers(math), bound, what, "cublaslt.cin[40x6x6");
       }
-      Graph g = twoCinLayers(math);
-      auto exe = backend->compile(g);
-      ASSERT_TRUE(exe.isOk()) << exe.status().message();
-      for (int64_t batch : {1, 301}) {
-        rectest::Inputs in{{"x", uniform({batch, 6, 8}, 7)}};
-        auto want = runReference(g, in);
-        ASSERT_TRUE(want.isOk()) << want.status().message();
-        for (int rep = 0; rep < 2; ++rep) {
-          auto got = (*exe)->run(in);
-          ASSERT_TRUE(got.isOk()) << got.status().message();
-          const std::string what = std::string(precisionName(math)) + " batch " + std::to_string(batch) + " chunk " +
-                                   (*chunkKb ? chunkKb : "default") + " run " + std::to_string(rep);
-          auto c1 = compareTensors((*got)[0], (*want)[0], bound * maxAbs((*want)[0]), 0);
-          EXPECT_TRUE(c1.close) << what << " layer 1: " << c1.message;
-          auto c2 = compareTensors((*got)[1], (*want)[1], bound * maxAbs((*want)[1]), 0);
-          EXPECT_TRUE(c2.close) << what << " layer 2: " << c2.message;
-        }
-      }
-      bool named = false;
-      for (const std::string& k : (*exe)->kernelReport()) named |= k.rfind("cublaslt.cin[40x6x6", 0) == 0;
-      EXPECT_TRUE(named) << "kernel report names the cublaslt.cin step";
     }
   }
+  unsetenv("CAGR_CIN_PIPELINE");
+  unsetenv("CAGR_CIN_CHUNK_KB");
+}
+
+TEST(CudaCinGpu, FusedReluMatchesTheReferenceOnEitherKernel) {
+  std::string why;
+  auto backend = gpuOrSkip(why);
+  if (!backend) GTEST_SKIP() << why;
+  for (const std::string kernel : {"cublaslt.cin", "nvrtc.cin"}) {
+    for (auto [math, bound] : kModes) {
+      for (const char* pipeline : {"", "2"}) {
+        if (kernel == "nvrtc.cin" && *pipeline != '\0') continue;
+        setEnv("CAGR_CIN_PIPELINE", pipeline);
+        setEnv("CAGR_CIN_CHUNK_KB", *pipeline ? "16" : "");
+        const std::string what = kernel + " + relu " + precisionName(math) + " pipeline " + (*pipeline ? pipeline : "none");
+        checkAgainstReference(*backend, twoCinLayers(math, kernel, true), bound, what, kernel + "[40x6x6");
+      }
+    }
+  }
+  unsetenv("CAGR_CIN_PIPELINE");
   unsetenv("CAGR_CIN_CHUNK_KB");
 }
 

@@ -321,6 +321,126 @@ TEST(CudaCodegenPrecision, CinOverrideChoosesEitherKernel) {
   }
 }
 
+// xdeepfm's greedy plan with each CIN layer fused with the ReLU after it by
+// the fuse rewrite (now a legal kCin epilogue on the H200), on `kernel`.
+Graph cinWithRelu(const std::string& kernel) {
+  Graph g = optimized(rwtest::zoo("xdeepfm"), "greedy");
+  auto k = kernelByName(kernel);
+  EXPECT_TRUE(k.isOk()) << k.status().message();
+  for (Node& n : g.mutableNodes()) {
+    if (n.op == OpKind::kCIN && k.isOk()) n.mir.kernel = *k;
+  }
+  int fused = 0;
+  for (const Candidate& c : rwtest::candidatesOf(g, h200(), ActionKind::kFuse)) {
+    const auto& m = c.action.nodes;
+    if (m.size() == 2 && g.node(m[0]).op == OpKind::kCIN && g.node(m[1]).op == OpKind::kRelu) {
+      g = rwtest::applied(g, h200(), c.action);
+      ++fused;
+    }
+  }
+  EXPECT_EQ(fused, 3) << "fuse offers CIN + ReLU for each of xdeepfm's three layers";
+  return g;
+}
+
+TEST(CudaCodegenPrecision, CinWithFusedReluOnEitherKernel) {
+  // The ReLU after each CIN layer runs in the layer's own kernel: nvrtc.cin
+  // stores through the tail, cublaslt.cin's transpose kernel applies it; no
+  // separate eltwise step reads the layer's output back. The rule: a CIN
+  // anchors a kCin group with the elementwise members after it that its
+  // kernel's epilogueOps accept (classifyGroup, kernelsFor, the catalog).
+  for (const std::string kernel : {"nvrtc.cin", "cublaslt.cin"}) {
+    Graph g = cinWithRelu(kernel);
+    ASSERT_TRUE(verifyPlan(g, h200()).isOk()) << kernel << ": " << verifyPlan(g, h200()).message();
+    auto prog = cuda::lowerPlan(g, h200());
+    ASSERT_TRUE(prog.isOk()) << kernel << ": " << prog.status().message();
+    int cins = 0, relus = 0;
+    for (const auto& s : prog->steps) {
+      const Node& first = g.node(s.nodes.front());
+      relus += s.nodes.size() == 1 && first.op == OpKind::kRelu && g.type(first.outputs[0]).rank() == 3;
+      if (s.name.find(".cin[") == std::string::npos) continue;
+      ++cins;
+      EXPECT_EQ(s.name.rfind(kernel + "[", 0), 0u) << s.name;
+      EXPECT_NE(s.name.find("+relu"), std::string::npos) << s.name;
+      EXPECT_EQ(s.nodes.size(), 2u) << s.name;
+      EXPECT_EQ(s.kind, kernel == "cublaslt.cin" ? cuda::StepKind::kCinGemm : cuda::StepKind::kGenerated) << s.name;
+      EXPECT_EQ(g.node(g.value(s.writes.at(0)).producer).op, OpKind::kRelu) << s.name << " writes the ReLU's output";
+    }
+    EXPECT_EQ(cins, 3) << kernel;
+    EXPECT_EQ(relus, 0) << kernel << ": each [B,200,16] ReLU is in a CIN step, none alone";
+    checkLaunches(g, prog->kernels);
+    compileAndCheck(prog->moduleSource, prog->kernels, "xdeepfm CIN + ReLU on " + kernel);
+  }
+}
+
+TEST(CudaCodegenPrecision, CinEpilogueRules) {
+  // cublaslt.cin takes one-operand activations only; an Add of another
+  // tensor after a CIN fuses on nvrtc.cin (any elementwise epilogue) but
+  // not on cublaslt.cin; a CIN after an elementwise op is no group.
+  rectest::Builder b;
+  ValueId x = b.input("x", DType::kF32, {kBatch, 6, 8});
+  ValueId c1 = b.op(OpKind::kCIN, {x, x, b.constant("w1", {40, 36}, 1)}, "c1");
+  ValueId a = b.op(OpKind::kAdd, {c1, b.input("y", DType::kF32, {kBatch, 40, 8})}, "a");
+  b.g.addOutput(a);
+  Graph g = b.g;
+  NodeId cin = g.value(c1).producer, add = g.value(a).producer;
+  auto shape = classifyGroup(g, {cin, add});
+  ASSERT_TRUE(shape.isOk()) << shape.status().message();
+  EXPECT_EQ(shape->pattern, Pattern::kCin);
+  std::vector<std::string> names;
+  for (KernelId k : kernelsFor(g, {cin, add}, *shape, h200(), nullptr)) names.push_back(kernelInfo(k).name);
+  EXPECT_NE(std::find(names.begin(), names.end(), "nvrtc.cin"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "cublaslt.cin"), names.end());
+  // The plan asks cublaslt.cin for a group it cannot run: lowering says so and generates nvrtc.cin.
+  Graph forced = g;
+  auto lt = kernelByName("cublaslt.cin");
+  ASSERT_TRUE(lt.isOk());
+  for (NodeId m : {cin, add}) {
+    forced.mutableNodes()[static_cast<size_t>(m)].mir.group = 0;
+    forced.mutableNodes()[static_cast<size_t>(m)].mir.kernel = *lt;
+  }
+  auto prog = cuda::lowerPlan(forced, h200());
+  ASSERT_TRUE(prog.isOk()) << prog.status().message();
+  ASSERT_EQ(prog->steps.size(), 1u);
+  EXPECT_EQ(prog->steps[0].kind, cuda::StepKind::kGenerated);
+  EXPECT_NE(prog->steps[0].name.find("plan asked cublaslt.cin"), std::string::npos) << prog->steps[0].name;
+  compileAndCheck(prog->moduleSource, prog->kernels, "CIN + Add on nvrtc.cin");
+}
+
+TEST(CudaCodegenPrecision, CinChunkingAndLanes) {
+  // Chunks are evened out (no small last GEMM) and stay within the budget;
+  // lanes multiply the per-chunk scratch (Z, Y and a cuBLASLt workspace each).
+  const Graph base = optimized(rwtest::zoo("xdeepfm"), "greedy");
+  Graph g = base;
+  auto lt = kernelByName("cublaslt.cin");
+  ASSERT_TRUE(lt.isOk());
+  for (Node& n : g.mutableNodes()) {
+    if (n.op == OpKind::kCIN) n.mir.kernel = *lt, n.mir.math = Precision::kBF16;
+  }
+  auto prog = cuda::lowerPlan(g, h200());
+  ASSERT_TRUE(prog.isOk()) << prog.status().message();
+  ASSERT_EQ(prog->cins.size(), 3u);
+  const cuda::CinGemm& l1 = prog->cins[0];
+  const cuda::CinGemm& l2 = prog->cins[1];
+  EXPECT_EQ(l1.K(), 484);
+  EXPECT_EQ(l1.gemmK(), 488) << "bf16 rows padded to 16 bytes enter the GEMM whole";
+  EXPECT_EQ(l2.gemmK(), 4400);
+  // 16 x (4400 x 2 + 200 x 4) bytes a sample: 256 MiB holds 1747, so 3 chunks of 1366.
+  EXPECT_EQ(l2.chunkRows(4096, cuda::kCinChunkBudget), 1366);
+  EXPECT_EQ(l2.chunkRows(4096, size_t{32} << 20), 216);  // 19 chunks evened out
+  for (int64_t batch : {1, 7, 301, 4096, 5000}) {
+    for (size_t budget : {size_t{1}, size_t{16} << 10, size_t{20} << 20, cuda::kCinChunkBudget}) {
+      int64_t rows = l2.chunkRows(batch, budget);
+      int64_t chunks = (batch + rows - 1) / rows;
+      EXPECT_GE(rows, 1);
+      EXPECT_TRUE(rows == 1 || static_cast<size_t>(rows) * l2.bytesPerSample() <= budget) << batch << " " << budget;
+      EXPECT_GT(batch - (chunks - 1) * rows, rows - chunks) << "last chunk nearly full: " << batch << " " << budget;
+    }
+  }
+  const size_t one = l2.scratchBytes(4096, size_t{20} << 20, 1, 0);
+  const size_t four = l2.scratchBytes(4096, size_t{20} << 20, 4, cuda::kCinLaneWorkspace);
+  EXPECT_EQ(four - l2.weightBytes(), 4 * (one - l2.weightBytes() + cuda::kCinLaneWorkspace));
+}
+
 TEST(CudaCodegenPrecision, GeneratedGemmsWithEpiloguesCompile) {
   // Every GEMM group of dcnv2's greedy plan on nvrtc.gemm_small, the first
   // with bf16 math (operands rounded like the reference), the others f32.

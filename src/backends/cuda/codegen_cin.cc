@@ -6,7 +6,8 @@
 // FFMA with 8x8 register tiles. tf32 / bf16 / f16 math: tensor cores via
 // nvcuda::wmma, operands rounded exactly as the reference executor rounds
 // them (xk, x0 and W to the math precision; the exact product then rounds
-// once more to enter the MMA), f32 accumulation.
+// once more to enter the MMA), f32 accumulation. Each output element goes
+// through the group's elementwise tail (TailChain) before it is stored.
 #include <algorithm>
 
 #include "backends/cuda/codegen_kernel.h"
@@ -29,13 +30,14 @@ __device__ __forceinline__ void cagr_cin_x0(float* x0s, const float* __restrict_
   }
   __syncthreads();
 }
-// out[b, o, d] = v + bias[o] for column n = b * D + d, inside the bounds.
-template <int O, int D, bool BIAS>
-__device__ __forceinline__ void cagr_cin_put(float* __restrict__ out, const float* __restrict__ bias, int o, long long n,
-                                             long long NTOT, float v) {
+// put(l, v + bias[o]) for out[b, o, d]'s linear index l, column n = b * D + d,
+// inside the bounds (put stores it, through the group's elementwise tail).
+template <int O, int D, bool BIAS, typename P>
+__device__ __forceinline__ void cagr_cin_put(P& put, const float* __restrict__ bias, int o, long long n, long long NTOT,
+                                             float v) {
   if (o >= O || n >= NTOT) return;
   const long long b = n / D;
-  out[(b * O + o) * D + (n - b * D)] = v + (BIAS ? __ldg(bias + o) : 0.f);
+  put((b * O + o) * D + (n - b * D), v + (BIAS ? __ldg(bias + o) : 0.f));
 }
 #endif
 )CUDA";
@@ -65,10 +67,10 @@ __device__ __forceinline__ void cagr_cin_fetch_w(float4 (&pa)[NA], const float* 
   }
 }
 
-template <int O, int H, int M, int D, int MT, int NT, bool BIAS>
+template <int O, int H, int M, int D, int MT, int NT, bool BIAS, typename P>
 __device__ __forceinline__ void cagr_cin_ffma(const float* __restrict__ xk, const float* __restrict__ x0,
-                                              const float* __restrict__ w, const float* __restrict__ bias,
-                                              float* __restrict__ out, long long B) {
+                                              const float* __restrict__ w, const float* __restrict__ bias, P put,
+                                              long long B) {
   constexpr int K = H * M, BM = 8 * MT, BN = 8 * NT, BK = 16, THREADS = MT * NT;
   constexpr int NA = (BM * BK / 4 + THREADS - 1) / THREADS;  // float4s of W per thread and step
   constexpr int ZR = THREADS / BN;                            // Z-tile threads per column
@@ -140,7 +142,7 @@ __device__ __forceinline__ void cagr_cin_ffma(const float* __restrict__ xk, cons
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int o = o0 + (i < 4 ? ty * 4 + i : BM / 2 + ty * 4 + i - 4);
-      cagr_cin_put<O, D, BIAS>(out, bias, o, n0 + (j < 4 ? tx * 4 + j : BN / 2 + tx * 4 + j - 4), NTOT, acc[i][j]);
+      cagr_cin_put<O, D, BIAS>(put, bias, o, n0 + (j < 4 ? tx * 4 + j : BN / 2 + tx * 4 + j - 4), NTOT, acc[i][j]);
     }
 }
 )CUDA";
@@ -183,10 +185,10 @@ template <typename H> struct cagr_mma16 {
 template <> struct cagr_mma<2> : cagr_mma16<__nv_bfloat16> {};
 template <> struct cagr_mma<3> : cagr_mma16<__half> {};
 
-template <int O, int H, int M, int D, int P, int FM, bool BIAS>
+template <int O, int H, int M, int D, int P, int FM, bool BIAS, typename PUT>
 __device__ __forceinline__ void cagr_cin_mma(const float* __restrict__ xk, const float* __restrict__ x0,
-                                             const float* __restrict__ w, const float* __restrict__ bias,
-                                             float* __restrict__ out, long long B) {
+                                             const float* __restrict__ w, const float* __restrict__ bias, PUT put,
+                                             long long B) {
   using namespace nvcuda;
   using T = cagr_mma<P>;
   using E = typename T::E;
@@ -259,7 +261,7 @@ __device__ __forceinline__ void cagr_cin_mma(const float* __restrict__ xk, const
       __syncwarp();
 #pragma unroll 1
       for (int e = lane; e < 256; e += 32) {
-        cagr_cin_put<O, D, BIAS>(out, bias, o0 + wm * FM * 16 + i * 16 + e / 16, n0 + wn * 32 + j * 16 + e % 16, NTOT,
+        cagr_cin_put<O, D, BIAS>(put, bias, o0 + wm * FM * 16 + i * 16 + e / 16, n0 + wn * 32 + j * 16 + e % 16, NTOT,
                                  Cs[warp][e]);
       }
       __syncwarp();
@@ -287,7 +289,7 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src)
   const Graph& g = r.g;
   NodeId id = r.shape.anchor >= 0 ? r.shape.anchor : r.members.front();
   const Node& n = g.node(id);
-  if (n.op != OpKind::kCIN || r.members.size() != 1) return unsupportedAt(g, id, "a CIN kernel runs one CIN node");
+  if (n.op != OpKind::kCIN) return unsupportedAt(g, id, "a CIN kernel runs one CIN node and its elementwise tail");
   const auto& xk = g.type(n.inputs[0]).dims;
   const auto& x0 = g.type(n.inputs[1]).dims;
   const auto& w = g.type(n.inputs[2]).dims;
@@ -304,8 +306,13 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src)
   int P = mathCode(n.mir.math);
   KernelBuilder k(r, "cin", src);
   std::string args = k.in(n.inputs[0]) + ", " + k.in(n.inputs[1]) + ", " + k.in(n.inputs[2]) + ", " +
-                     (bias ? k.in(n.inputs[3]) : std::string("nullptr")) + ", " + k.out(n.outputs[0]) + ", " +
-                     k.dim(xk[0]);
+                     (bias ? k.in(n.inputs[3]) : std::string("nullptr")) + ", put, " + k.dim(xk[0]);
+  // Each output element goes through the group's elementwise tail (members
+  // after the CIN) and is stored into every group output it reaches.
+  CAGR_ASSIGN_OR_RETURN(TailChain tail, TailChain::plan(k, id));
+  std::string put;
+  CAGR_RETURN_IF_ERROR(tail.emit(k, "v", "l", put, "    "));
+  k.body = "  auto put = [&](long long l, float v) {\n" + put + "  };\n";
   std::string shape =
       std::to_string(O) + ", " + std::to_string(H) + ", " + std::to_string(M) + ", " + std::to_string(D);
   std::string b = bias ? "true" : "false";
@@ -317,7 +324,7 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src)
   if (P == 0) {
     int64_t mt = (O + 7) / 8 <= 32 ? (O + 7) / 8 : 16;
     int64_t nt = std::clamp<int64_t>(256 / mt, 1, 32);
-    k.body = "  cagr_cin_ffma<" + shape + ", " + std::to_string(mt) + ", " + std::to_string(nt) + ", " + b + ">(" +
+    k.body += "  cagr_cin_ffma<" + shape + ", " + std::to_string(mt) + ", " + std::to_string(nt) + ", " + b + ">(" +
              args + ");\n";
     rule.threads = static_cast<unsigned>(mt * nt);
     rule.perBlock = 8 * nt;
@@ -325,15 +332,17 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src)
     // Two blocks per SM, so one block's tile loads overlap the other's FFMAs
     // (ptxas then keeps the 8x8 tile in <= 128 registers, ~100 bytes spilled).
     rule.minBlocksPerSm = 2;
-    return k.finish(src, rule, name + ", ffma]", std::string(kCinCommon) + kFfma, "CAGR_CIN_FFMA");
+    CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
+    return k.finish(src, rule, name + ", ffma]" + tail.suffix(g), std::string(kCinCommon) + kFfma, "CAGR_CIN_FFMA");
   }
   int64_t fm = (O + 31) / 32 <= 8 ? (O + 31) / 32 : 4;
-  k.body = "  cagr_cin_mma<" + shape + ", " + std::to_string(P) + ", " + std::to_string(fm) + ", " + b + ">(" + args +
+  k.body += "  cagr_cin_mma<" + shape + ", " + std::to_string(P) + ", " + std::to_string(fm) + ", " + b + ">(" + args +
            ");\n";
   rule.threads = 128;
   rule.perBlock = 64;
   rule.gridY = static_cast<unsigned>((O + 32 * fm - 1) / (32 * fm));
-  return k.finish(src, rule, name + ", wmma]", std::string(kCinCommon) + kMma, "CAGR_CIN_MMA");
+  CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
+  return k.finish(src, rule, name + ", wmma]" + tail.suffix(g), std::string(kCinCommon) + kMma, "CAGR_CIN_MMA");
 }
 
 }  // namespace cagr::cuda::gen

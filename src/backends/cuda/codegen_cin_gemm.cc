@@ -1,14 +1,18 @@
 // The generated kernels around cublaslt.cin's GEMM (see cuda_cin.h): W
 // rounded to the GEMM's element type, the outer product of a chunk of the
 // batch in (b,d)-major rows, and the transpose of the GEMM's [(b,d), o]
-// result into the plan's [b, o, d] with the bias. xk, x0 and W round to the
+// result into the plan's [b, o, d] with the bias and the group's activation
+// tail (e.g. ReLU; views pass through). xk, x0 and W round to the
 // math precision as the reference executor's emulation does; the exact
 // product (two <= 11-bit significands) rounds once more to the element
 // type, as nvrtc.cin's wmma path does (the reference keeps it exact).
 #include <algorithm>
+#include <cstdio>
+#include <functional>
 
 #include "backends/cuda/codegen_kernel.h"
 #include "backends/cuda/cuda_cin.h"
+#include "lower/op_sets.h"
 
 namespace cagr::cuda {
 
@@ -21,16 +25,19 @@ size_t CinGemm::bytesPerSample() const {
 }
 
 int64_t CinGemm::chunkRows(int64_t batch, size_t budget) const {
-  auto rows = static_cast<int64_t>(budget / std::max<size_t>(bytesPerSample(), 1));
-  return std::clamp<int64_t>(rows, 1, std::max<int64_t>(batch, 1));
+  const int64_t all = std::max<int64_t>(batch, 1);
+  auto most = std::clamp<int64_t>(static_cast<int64_t>(budget / std::max<size_t>(bytesPerSample(), 1)), 1, all);
+  const int64_t chunks = (all + most - 1) / most;
+  return (all + chunks - 1) / chunks;  // <= most: the same number of chunks, evened out
 }
 
-size_t CinGemm::scratchBytes(int64_t batch, size_t budget) const {
+size_t CinGemm::scratchBytes(int64_t batch, size_t budget, int lanes, size_t laneWorkspace) const {
   const auto up = [](size_t n) { return (n + 255) / 256 * 256; };
   auto rows = static_cast<size_t>(chunkRows(batch, budget));
   const auto d = static_cast<size_t>(D);
-  return up(weightBytes()) + up(rows * d * static_cast<size_t>(ldz) * elementBytes) +
-         up(rows * d * static_cast<size_t>(O) * 4);
+  const size_t lane = up(rows * d * static_cast<size_t>(ldz) * elementBytes) + up(rows * d * static_cast<size_t>(O) * 4) +
+                      up(laneWorkspace);
+  return up(weightBytes()) + static_cast<size_t>(std::max(lanes, 1)) * lane;
 }
 
 namespace gen {
@@ -111,11 +118,12 @@ __device__ __forceinline__ void cagr_cing_z(const float* __restrict__ xk, const 
   }
 }
 
-// One block per sample b: out[b, o, d] = y[(b*D + d) * O + o] + bias[o],
-// through shared memory (padded rows) when the sample's D x O tile fits.
-template <int O, int D, bool BIAS, bool SH>
+// One block per sample b: out[b, o, d] = f(y[(b*D + d) * O + o] + bias[o])
+// (f: the group's elementwise tail), through shared memory (padded rows)
+// when the sample's D x O tile fits.
+template <int O, int D, bool BIAS, bool SH, typename F>
 __device__ __forceinline__ void cagr_cing_out(const float* __restrict__ y, const float* __restrict__ bias,
-                                              float* __restrict__ out, long long rows) {
+                                              float* __restrict__ out, long long rows, F f) {
   __shared__ float ys[SH ? D * (O + 1) : 1];
   for (long long b = blockIdx.x; b < rows; b += gridDim.x) {
     const float* yb = y + b * D * O;
@@ -126,7 +134,7 @@ __device__ __forceinline__ void cagr_cing_out(const float* __restrict__ y, const
     }
     for (int e = threadIdx.x; e < O * D; e += blockDim.x) {
       const int o = e / D, d = e - o * D;
-      ob[e] = (SH ? ys[d * (O + 1) + o] : yb[d * O + o]) + (BIAS ? __ldg(bias + o) : 0.f);
+      ob[e] = f((SH ? ys[d * (O + 1) + o] : yb[d * O + o]) + (BIAS ? __ldg(bias + o) : 0.f));
     }
     if constexpr (SH) __syncthreads();
   }
@@ -170,13 +178,65 @@ void appendEntry(std::string& src, const std::string& entry, const std::string& 
          ") {\n  " + body + "\n}\n";
 }
 
+// The group's elementwise tail as outKernel applies it: members after the
+// CIN that are views or elementwise ops reading only the previous value
+// (ReLU, sigmoid, ...), f32 all the way, ending in the group's one output.
+// Fills `out`, the lambda body over `v` ("" none) and the name suffix.
+Status tailOf(const CodegenRequest& r, NodeId anchor, ValueId& out, std::string& body, std::string& suffix) {
+  const Graph& g = r.g;
+  ValueId cur = g.node(anchor).outputs[0];
+  std::string var = "v";
+  int n = 0;
+  for (NodeId m : r.members) {
+    if (m == anchor) continue;
+    if (m < anchor) return unsupportedAt(g, m, "comes before the CIN in its group");
+    const Node& node = g.node(m);
+    if (!ops::in(ops::kEltwise | ops::kViews, node.op)) return unsupportedAt(g, m, "is no elementwise op or view");
+    int reads = 0;
+    for (ValueId v : node.inputs) {
+      if (v == kNoValue) continue;
+      if (v != cur) return unsupportedAt(g, m, "reads a value other than the previous one (cublaslt.cin's tail is a chain)");
+      ++reads;
+    }
+    if (reads != 1 || node.outputs.size() != 1) return unsupportedAt(g, m, "is not a one-operand op");
+    ValueId o = node.outputs[0];
+    if (g.type(o).dtype != DType::kF32 || g.value(o).mir.storage != Precision::kF32 ||
+        !sameSize(g.type(o).dims, g.type(cur).dims)) {
+      return unsupportedAt(g, m, "does not map f32 elements one to one");
+    }
+    if (std::find(r.outputs.begin(), r.outputs.end(), cur) != r.outputs.end()) {
+      return unsupportedAt(g, m, "its operand is also a group output");
+    }
+    cur = o;
+    if (ops::in(ops::kViews, node.op)) continue;
+    CAGR_ASSIGN_OR_RETURN(std::string e, opExpr(g, m, {var}));
+    var = "t" + std::to_string(n++);
+    body += "const float " + var + " = " + e + "; ";
+    suffix += std::string("+") + opInfo(node.op).mnemonic;
+  }
+  if (r.outputs.size() != 1 || r.outputs[0] != cur) {
+    return unsupportedAt(g, anchor, "its group has outputs besides the end of its tail");
+  }
+  out = cur;
+  if (!body.empty()) body += "return " + var + ";";
+  return Status::ok();
+}
+
+// A C identifier for the tail (kernel entries with different tails differ).
+std::string tailTag(const std::string& body) {
+  if (body.empty()) return "";
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(std::hash<std::string>{}(body)));
+  return std::string("_t") + hex;
+}
+
 }  // namespace
 
 StatusOr<CinGemm> generateCinGemm(const CodegenRequest& r, std::string& src, std::vector<GeneratedKernel>& kernels) {
   const Graph& g = r.g;
   NodeId id = r.shape.anchor >= 0 ? r.shape.anchor : r.members.front();
   const Node& n = g.node(id);
-  if (n.op != OpKind::kCIN || r.members.size() != 1) return unsupportedAt(g, id, "a CIN kernel runs one CIN node");
+  if (n.op != OpKind::kCIN) return unsupportedAt(g, id, "a CIN kernel runs one CIN node and its elementwise tail");
   for (ValueId v : n.inputs) {
     if (v != kNoValue && (g.type(v).dtype != DType::kF32 || g.value(v).mir.storage != Precision::kF32)) {
       return unsupportedAt(g, id, "operand '" + g.value(v).name + "' is not stored as f32");
@@ -185,6 +245,9 @@ StatusOr<CinGemm> generateCinGemm(const CodegenRequest& r, std::string& src, std
   if (g.value(n.outputs[0]).mir.storage != Precision::kF32) {
     return unsupportedAt(g, id, "its output is not stored as f32");
   }
+  ValueId groupOut = kNoValue;
+  std::string tailBody, tailName;
+  CAGR_RETURN_IF_ERROR(tailOf(r, id, groupOut, tailBody, tailName));
   const auto& xk = g.type(n.inputs[0]).dims;
   const auto& x0 = g.type(n.inputs[1]).dims;
   const auto& w = g.type(n.inputs[2]).dims;
@@ -198,7 +261,8 @@ StatusOr<CinGemm> generateCinGemm(const CodegenRequest& r, std::string& src, std
   c.x0 = n.inputs[1];
   c.w = n.inputs[2];
   c.bias = n.inputs.size() > 3 ? n.inputs[3] : kNoValue;
-  c.out = n.outputs[0];
+  c.out = groupOut;
+  c.tail = tailName;
   c.O = w[0];
   c.H = xk[1];
   c.M = x0[1];
@@ -250,15 +314,16 @@ StatusOr<CinGemm> generateCinGemm(const CodegenRequest& r, std::string& src, std
   {
     GeneratedKernel k;
     const bool bias = c.bias != kNoValue, sh = c.D * (c.O + 1) * 4 <= 40 * 1024;
-    k.entry = "cagr_cino_" + O + "x" + D + (bias ? "_bias" : "");
+    k.entry = "cagr_cino_" + O + "x" + D + (bias ? "_bias" : "") + tailTag(tailBody);
+    const std::string f = tailBody.empty() ? "[](float v) { return v; }" : "[](float v) { " + tailBody + " }";
     appendEntry(src, k.entry, "const float* y, const float* bias, float* out, long long rows",
                 "cagr_cing_out<" + O + ", " + D + ", " + (bias ? "true" : "false") + ", " + (sh ? "true" : "false") +
-                    ">(y, bias, out, rows);");
+                    ">(y, bias, out, rows, " + f + ");");
     k.params = {c.out};
     k.numOutputs = 1;
     k.extents = {ExtentRef{0, 0}};
     k.launch = perSample;
-    k.name = name + ", transpose + bias]";
+    k.name = name + ", transpose + bias" + tailName + "]";
     kernels.push_back(std::move(k));
   }
   return c;

@@ -21,6 +21,16 @@
 //   outKernel(const float* y, const float* bias, float* out, long long rows)
 // with xk / x0 / out already offset to the chunk's first sample and bias
 // nullptr without one; zKernel and outKernel launch with launch({rows}).
+// outKernel also applies the group's elementwise tail (unary ops and views
+// after the CIN, e.g. xDeepFM's ReLU), so `out` is the group's output.
+//
+// The GEMM's K is ldz for the reduced modes (Wq and Z carry zero padding up
+// to 16 bytes, which keeps every row TMA-aligned: K = 484 bf16 is not), K
+// for f32 (W as it is). Chunks: as many samples as the budget holds, then
+// evened out over the chunks (no small last GEMM). With lanes > 1 chunk i
+// runs on lane i % lanes (the step's stream and lanes - 1 more, forked and
+// joined by events inside the captured graph), each lane with its own Z / Y
+// and cuBLASLt workspace, so one lane's GEMM overlaps another's kernels.
 #pragma once
 
 #include <cstddef>
@@ -42,21 +52,35 @@ struct CinGemm {
   int zKernel = -1;
   int outKernel = -1;
 
+  std::string tail;          // the elementwise tail outKernel applies ("" none, else "+relu" ...)
+
   int64_t K() const { return H * M; }
+  /// The GEMM's reduction length: ldz where W is rounded into the zero-padded Wq, K for f32.
+  int64_t gemmK() const { return math == Precision::kF32 ? K() : ldz; }
   /// Scratch bytes of Wq (0 for f32 math).
   size_t weightBytes() const;
   /// Scratch bytes of one sample's Z and Y rows.
   size_t bytesPerSample() const;
-  /// Samples per chunk for `batch` so Z and Y fit `budget` bytes (>= 1).
+  /// Samples per chunk for `batch` so Z and Y fit `budget` bytes (>= 1),
+  /// evened out: ceil(batch / chunks) with the fewest chunks that fit.
   int64_t chunkRows(int64_t batch, size_t budget) const;
-  /// Scratch bytes a run at `batch` needs (Wq, then Z and Y of one chunk, each 256-aligned).
-  size_t scratchBytes(int64_t batch, size_t budget) const;
+  /// Scratch bytes a run at `batch` needs: Wq, then per lane Z and Y of one
+  /// chunk and `laneWorkspace` bytes of cuBLASLt workspace, each 256-aligned.
+  size_t scratchBytes(int64_t batch, size_t budget, int lanes = 1, size_t laneWorkspace = 0) const;
 };
 
-/// Default bound on one chunk's Z and Y (CAGR_CIN_CHUNK_KB, in KiB, overrides it at
-/// run time): under the H200's 50 MB L2, so the GEMM reads back the Z that
-/// zKernel just wrote mostly from L2.
-constexpr size_t kCinChunkBudget = size_t{32} << 20;
+/// Default bound on one chunk's Z and Y without pipelining (CAGR_CIN_CHUNK_KB,
+/// in KiB, overrides it at run time). Measured on the H200 (xDeepFM, batch
+/// 4096): 32 MiB chunks left each GEMM too few CTAs for 132 SMs (layers of
+/// 16x4400 -> 200 in 19 chunks: 1.05 ms each, 0.60 ms in 3 chunks of 256
+/// MiB); larger budgets gain little more (bf16 1.76 -> 1.65 ms end to end)
+/// but push peak memory past PyTorch eager's (709 MB bf16).
+constexpr size_t kCinChunkBudget = size_t{256} << 20;
+/// Pipelined (lanes > 1): the share of the L2 all lanes' chunks may use together.
+constexpr double kCinL2Share = 0.75;
+/// cuBLASLt workspace of each lane when pipelined (lane GEMMs run at once, so
+/// they cannot share the stream's).
+constexpr size_t kCinLaneWorkspace = size_t{8} << 20;
 
 namespace gen {
 /// Generates the kernels of the CIN node `r` runs on cublaslt.cin into

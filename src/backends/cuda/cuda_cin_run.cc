@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
+#include <string>
 
 #include "backends/cuda/cuda_device.h"
 
@@ -27,13 +28,22 @@ Status makeLayout(cublasLtMatrixLayout_t* l, cudaDataType_t t, int64_t rows, int
 
 }  // namespace
 
-size_t cinChunkBudget() {
+int cinLanes() {
+  const char* env = std::getenv("CAGR_CIN_PIPELINE");
+  if (env == nullptr || *env == '\0') return kCinDefaultLanes;
+  long n = std::strtol(env, nullptr, 10);
+  return static_cast<int>(std::clamp<long>(n, 1, 8));
+}
+
+size_t cinChunkBudget(int lanes, size_t l2Bytes) {
   const char* env = std::getenv("CAGR_CIN_CHUNK_KB");
   if (env != nullptr) {
     long kb = std::strtol(env, nullptr, 10);
     if (kb > 0) return static_cast<size_t>(kb) << 10;
   }
-  return kCinChunkBudget;
+  if (lanes <= 1) return kCinChunkBudget;
+  auto share = static_cast<size_t>(static_cast<double>(l2Bytes) * kCinL2Share / lanes);
+  return std::max(share, size_t{1} << 20);
 }
 
 PreparedCin::~PreparedCin() {
@@ -57,11 +67,32 @@ StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, con
   if ((c.math != Precision::kF32 && p->k_.w == nullptr) || p->k_.z == nullptr || p->k_.out == nullptr) {
     return internalError(where + ": a cublaslt.cin kernel is missing from the module");
   }
-  const size_t budget = cinChunkBudget();
+  int device = 0, l2 = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
+    cudaGetLastError();
+    l2 = 50 << 20;
+  }
+  p->lanes_ = batch > 0 ? cinLanes() : 1;
+  const size_t budget = cinChunkBudget(p->lanes_, static_cast<size_t>(l2));
   p->rows_ = c.chunkRows(batch, budget);
-  p->scratch_ = c.scratchBytes(batch, budget);
-  p->zOffset_ = alignUp(c.weightBytes());
-  p->yOffset_ = p->zOffset_ + alignUp(static_cast<size_t>(p->rows_ * c.D * c.ldz) * c.elementBytes);
+  const int64_t chunks = (std::max<int64_t>(batch, 1) + p->rows_ - 1) / p->rows_;
+  p->lanes_ = static_cast<int>(std::min<int64_t>(p->lanes_, chunks));
+  const size_t laneWs = p->lanes_ > 1 ? std::min(workspaceBytes, kCinLaneWorkspace) : 0;
+  if (p->lanes_ > 1) p->workspaceBytes_ = laneWs;
+  p->scratch_ = c.scratchBytes(batch, budget, p->lanes_, laneWs);
+  p->laneOffset_ = alignUp(c.weightBytes());
+  p->yOffset_ = alignUp(static_cast<size_t>(p->rows_ * c.D * c.ldz) * c.elementBytes);
+  p->wsOffset_ = p->yOffset_ + alignUp(static_cast<size_t>(p->rows_ * c.D * c.O) * 4);
+  p->laneBytes_ = p->wsOffset_ + alignUp(laneWs);
+  if (p->lanes_ > 1) {
+    CAGR_ASSIGN_OR_RETURN(p->fork_, newEvent(false));
+    for (int i = 1; i < p->lanes_; ++i) {
+      CAGR_ASSIGN_OR_RETURN(StreamPtr s, newStream());
+      CAGR_ASSIGN_OR_RETURN(EventPtr e, newEvent(false));
+      p->laneStreams_.push_back(std::move(s));
+      p->laneDone_.push_back(std::move(e));
+    }
+  }
   if (batch == 0) return p;
   switch (c.math) {
     case Precision::kTF32:
@@ -84,10 +115,11 @@ StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, con
                                w + ": cublasLtMatmulDescSetAttribute"));
   CAGR_RETURN_IF_ERROR(checkLt(cublasLtMatmulDescSetAttribute(p->desc_, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof(n)),
                                w + ": cublasLtMatmulDescSetAttribute"));
-  // Column-major: Y^T [O x rows*D] = op(W) [O x K] * Z^T [K x rows*D], W
-  // read as K x O (pitch ldz for Wq, K for f32's dense W).
+  // Column-major: Y^T [O x rows*D] = op(W) [O x K'] * Z^T [K' x rows*D], W
+  // read as K' x O (pitch ldz for Wq, K for f32's dense W); K' = gemmK():
+  // the zero padding of Wq and Z included where there is one.
   const int64_t ldw = c.math == Precision::kF32 ? c.K() : c.ldz;
-  CAGR_RETURN_IF_ERROR(makeLayout(&p->layoutW_, p->element_, c.K(), c.O, ldw, w));
+  CAGR_RETURN_IF_ERROR(makeLayout(&p->layoutW_, p->element_, c.gemmK(), c.O, ldw, w));
   CAGR_RETURN_IF_ERROR(p->prepareGemm(0, p->rows_));
   const int64_t last = batch % p->rows_;
   if (last != 0) CAGR_RETURN_IF_ERROR(p->prepareGemm(1, last));
@@ -97,14 +129,15 @@ StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, con
 Status PreparedCin::prepareGemm(int part, int64_t rows) {
   const std::string& w = where_;
   const int64_t cols = rows * c_.D;
-  CAGR_RETURN_IF_ERROR(makeLayout(&layoutZ_[part], element_, c_.K(), cols, c_.ldz, w));
+  CAGR_RETURN_IF_ERROR(makeLayout(&layoutZ_[part], element_, c_.gemmK(), cols, c_.ldz, w));
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutY_[part], CUDA_R_32F, c_.O, cols, c_.O, w));
-  std::string key = "cin," + std::to_string(c_.O) + "," + std::to_string(c_.K()) + "," + std::to_string(c_.ldz) + "," +
+  std::string key = "cin," + std::to_string(c_.O) + "," + std::to_string(c_.gemmK()) + "," + std::to_string(c_.ldz) + "," +
                     std::to_string(cols) + "," + std::to_string(static_cast<int>(c_.math)) + "," +
                     std::to_string(workspaceBytes_);
-  auto cached = ctx_->algos().find(key);
-  if (cached != ctx_->algos().end()) {
-    algo_[part] = cached->second;
+  keys_[part] = key;
+  auto tuned = ctx_->algos().find(key + ",tuned");
+  if (tuned != ctx_->algos().end()) {
+    algo_[part] = tuned->second;
     return Status::ok();
   }
   cublasLtMatmulPreference_t pref = nullptr;
@@ -112,17 +145,56 @@ Status PreparedCin::prepareGemm(int part, int64_t rows) {
   uint64_t ws = workspaceBytes_;
   cublasStatus_t st =
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[kCinTuneCandidates] = {};
   int found = 0;
   if (st == CUBLAS_STATUS_SUCCESS) {
     st = cublasLtMatmulAlgoGetHeuristic(ctx_->lt(), desc_, layoutW_, layoutZ_[part], layoutY_[part], layoutY_[part],
-                                        pref, 1, &result, &found);
+                                        pref, kCinTuneCandidates, results, &found);
   }
   cublasLtMatmulPreferenceDestroy(pref);
   CAGR_RETURN_IF_ERROR(checkLt(st, w + ": cublasLtMatmulAlgoGetHeuristic"));
   if (found == 0) return unsupported(w + ": cuBLASLt has no algorithm for the CIN GEMM");
-  algo_[part] = result.algo;
-  ctx_->algos().emplace(key, result.algo);
+  algo_[part] = results[0].algo;  // the heuristic's first choice, until tune() times the others
+  for (int i = 0; i < found; ++i) {
+    if (results[i].state == CUBLAS_STATUS_SUCCESS) candidates_[part].push_back(results[i].algo);
+  }
+  return Status::ok();
+}
+
+bool cinTuning() {
+  const char* env = std::getenv("CAGR_CIN_TUNE");
+  return env == nullptr || std::string(env) != "0";
+}
+
+Status PreparedCin::tune(cudaStream_t stream, const void* wq, void* z, void* y, void* ws) const {
+  tuned_ = true;
+  if (!cinTuning()) return Status::ok();
+  CAGR_ASSIGN_OR_RETURN(EventPtr begin, newEvent(true));
+  CAGR_ASSIGN_OR_RETURN(EventPtr end, newEvent(true));
+  const float alpha = 1.0f, beta = 0.0f;
+  for (int part = 0; part < 2; ++part) {
+    if (candidates_[part].size() < 2) continue;
+    float best = -1;
+    for (const cublasLtMatmulAlgo_t& a : candidates_[part]) {
+      const auto call = [&] {
+        return cublasLtMatmul(ctx_->lt(), desc_, &alpha, wq, layoutW_, z, layoutZ_[part], &beta, y, layoutY_[part], y,
+                              layoutY_[part], &a, ws, workspaceBytes_, stream);
+      };
+      if (call() != CUBLAS_STATUS_SUCCESS) continue;  // warm-up; an algorithm that refuses is skipped
+      CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(begin.get(), stream), where_ + ": cudaEventRecord"));
+      bool ok = true;
+      for (int r = 0; r < 3 && ok; ++r) ok = call() == CUBLAS_STATUS_SUCCESS;
+      CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(end.get(), stream), where_ + ": cudaEventRecord"));
+      CAGR_RETURN_IF_ERROR(checkCuda(cudaEventSynchronize(end.get()), where_ + ": timing the CIN GEMM's algorithms"));
+      float ms = 0;
+      CAGR_RETURN_IF_ERROR(checkCuda(cudaEventElapsedTime(&ms, begin.get(), end.get()), where_ + ": cudaEventElapsedTime"));
+      if (ok && (best < 0 || ms < best)) {
+        best = ms;
+        algo_[part] = a;
+      }
+    }
+    ctx_->algos()[keys_[part] + ",tuned"] = algo_[part];
+  }
   return Status::ok();
 }
 
@@ -130,7 +202,7 @@ std::string PreparedCin::shapeText() const {
   int64_t chunks = rows_ > 0 ? (batch_ + rows_ - 1) / rows_ : 0;
   return " [" + std::to_string(batch_) + " x (" + std::to_string(c_.D) + "x" + std::to_string(c_.K()) + " -> " +
          std::to_string(c_.O) + ") " + precisionName(c_.math) + ", " + std::to_string(chunks) + " chunks of " +
-         std::to_string(rows_) + "]";
+         std::to_string(rows_) + (lanes_ > 1 ? ", " + std::to_string(lanes_) + " lanes" : std::string()) + "]";
 }
 
 Status PreparedCin::launch(cudaKernel_t fn, const Launch& l, void** args, cudaStream_t s,
@@ -152,13 +224,35 @@ Status PreparedCin::enqueue(cudaStream_t stream, void* workspace, void* scratch)
     CAGR_RETURN_IF_ERROR(launch(k_.w, k_.wLaunch({}), args, stream, "round W"));
     wq = base;
   }
-  void* z = base + zOffset_;
-  void* y = base + yOffset_;
+  // Lanes 1.. start once W is rounded (inside a capture, waiting on the
+  // fork event joins their streams to it), and the step ends after them.
+  if (lanes_ > 1) {
+    CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(fork_.get(), stream), where_ + ": cudaEventRecord"));
+    for (const StreamPtr& s : laneStreams_) {
+      CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamWaitEvent(s.get(), fork_.get(), 0), where_ + ": cudaStreamWaitEvent"));
+    }
+  }
   const float alpha = 1.0f, beta = 0.0f;
+  if (!tuned_) {  // the first run (never captured): time the heuristic's candidates on this stream
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamIsCapturing(stream, &capturing), where_ + ": cudaStreamIsCapturing"));
+    if (capturing == cudaStreamCaptureStatusNone) {
+      std::byte* lane0 = base + laneOffset_;
+      void* ws = lanes_ > 1 ? static_cast<void*>(lane0 + wsOffset_) : workspace;
+      CAGR_RETURN_IF_ERROR(tune(stream, wq, lane0, lane0 + yOffset_, ws));
+    }
+  }
   const auto* xk = static_cast<const float*>(buf_.xk);
   const auto* x0 = static_cast<const float*>(buf_.x0);
   auto* out = static_cast<float*>(buf_.out);
-  for (int64_t b0 = 0; b0 < batch_; b0 += rows_) {
+  int64_t chunk = 0;
+  for (int64_t b0 = 0; b0 < batch_; b0 += rows_, ++chunk) {
+    const int lane = static_cast<int>(chunk % lanes_);
+    cudaStream_t s = lane == 0 ? stream : laneStreams_[static_cast<size_t>(lane - 1)].get();
+    std::byte* mine = base + laneOffset_ + static_cast<size_t>(lane) * laneBytes_;
+    void* z = mine;
+    void* y = mine + yOffset_;
+    void* ws = lanes_ > 1 ? static_cast<void*>(mine + wsOffset_) : workspace;
     long long rows = std::min(rows_, batch_ - b0);
     const int part = rows == rows_ ? 0 : 1;
     const float* xkc = xk + b0 * c_.H * c_.D;
@@ -166,13 +260,17 @@ Status PreparedCin::enqueue(cudaStream_t stream, void* workspace, void* scratch)
     float* outc = out + b0 * c_.O * c_.D;
     const void* bias = buf_.bias;
     void* zargs[] = {&xkc, &x0c, &z, &rows};
-    CAGR_RETURN_IF_ERROR(launch(k_.z, k_.zLaunch({static_cast<int64_t>(rows)}), zargs, stream, "outer product"));
-    CAGR_RETURN_IF_ERROR(
-        checkLt(cublasLtMatmul(ctx_->lt(), desc_, &alpha, wq, layoutW_, z, layoutZ_[part], &beta, y, layoutY_[part], y,
-                               layoutY_[part], &algo_[part], workspace, workspaceBytes_, stream),
-                where_ + ": cublasLtMatmul"));
+    CAGR_RETURN_IF_ERROR(launch(k_.z, k_.zLaunch({static_cast<int64_t>(rows)}), zargs, s, "outer product"));
+    CAGR_RETURN_IF_ERROR(checkLt(cublasLtMatmul(ctx_->lt(), desc_, &alpha, wq, layoutW_, z, layoutZ_[part], &beta, y,
+                                                layoutY_[part], y, layoutY_[part], &algo_[part], ws, workspaceBytes_, s),
+                                 where_ + ": cublasLtMatmul"));
     void* oargs[] = {&y, &bias, &outc, &rows};
-    CAGR_RETURN_IF_ERROR(launch(k_.out, k_.outLaunch({static_cast<int64_t>(rows)}), oargs, stream, "transpose + bias"));
+    CAGR_RETURN_IF_ERROR(launch(k_.out, k_.outLaunch({static_cast<int64_t>(rows)}), oargs, s, "transpose + bias"));
+  }
+  for (size_t i = 0; i < laneStreams_.size(); ++i) {
+    CAGR_RETURN_IF_ERROR(
+        checkCuda(cudaEventRecord(laneDone_[i].get(), laneStreams_[i].get()), where_ + ": cudaEventRecord"));
+    CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamWaitEvent(stream, laneDone_[i].get(), 0), where_ + ": cudaStreamWaitEvent"));
   }
   return Status::ok();
 }

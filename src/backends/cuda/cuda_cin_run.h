@@ -1,9 +1,10 @@
 // A cublaslt.cin step on the GPU (see cuda_cin.h): prepared once per batch
-// size (chunk size, cuBLASLt descriptors and algorithms for the full and
-// the last chunk), then enqueued into the CUDA graph being captured: W
+// size (chunking, lanes, cuBLASLt descriptors and algorithms for the full
+// and the last chunk), then enqueued into the CUDA graph being captured: W
 // rounded once, then per chunk the outer-product kernel, one cuBLASLt
-// matmul and the transpose + bias kernel, all on the step's stream, in a
-// scratch buffer the executable shares between the CIN steps of a stream.
+// matmul and the transpose + bias (+ tail) kernel, on the step's stream or,
+// pipelined, spread over lanes forked from it and joined back by events, in
+// a scratch buffer the executable shares between the CIN steps of a stream.
 #pragma once
 
 #include <cublasLt.h>
@@ -12,14 +13,29 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backends/cuda/cuda_blas.h"
 #include "backends/cuda/cuda_cin.h"
+#include "backends/cuda/cuda_device.h"
 
 namespace cagr::cuda {
 
-/// Chunk budget in bytes: $CAGR_CIN_CHUNK_KB KiB when set (> 0), else kCinChunkBudget.
-size_t cinChunkBudget();
+/// Lanes of the pipeline: $CAGR_CIN_PIPELINE (0 or 1: none; 2..8 lanes),
+/// else kCinDefaultLanes.
+int cinLanes();
+/// Chunk budget in bytes for `lanes` lanes on a GPU with `l2Bytes` of L2:
+/// $CAGR_CIN_CHUNK_KB KiB when set (> 0); else kCinChunkBudget without a
+/// pipeline, and with one each lane's share of kCinL2Share of the L2 (at
+/// least 1 MiB), so the Z a lane's kernel writes is read back from L2.
+size_t cinChunkBudget(int lanes, size_t l2Bytes);
+/// Without a pipeline unless $CAGR_CIN_PIPELINE asks for one: big chunks
+/// are what the H200 measured fastest so far (see kCinChunkBudget); lanes of
+/// L2-sized chunks are the alternative to time (CAGR_CIN_PIPELINE=2 / 4).
+constexpr int kCinDefaultLanes = 1;
+/// cuBLASLt heuristic results timed on the first run of each GEMM shape
+/// (CAGR_CIN_TUNE=0: the heuristic's first choice, untimed).
+constexpr int kCinTuneCandidates = 8;
 
 class PreparedCin {
  public:
@@ -44,30 +60,42 @@ class PreparedCin {
 
   /// Bytes of scratch enqueue() needs.
   size_t scratchBytes() const { return scratch_; }
-  /// " [4096 x (16x4400 -> 200) bf16, 19 chunks of 218]" for kernelReport.
+  /// " [4096 x (16x4400 -> 200) bf16, 3 chunks of 1366]" (", 2 lanes") for kernelReport.
   std::string shapeText() const;
   /// Enqueues the layer on `stream` with the stream's cuBLASLt `workspace`
-  /// and `scratch` (scratchBytes(), 256-aligned).
+  /// (unused when pipelined: each lane has its own in the scratch) and
+  /// `scratch` (scratchBytes(), 256-aligned).
   Status enqueue(cudaStream_t stream, void* workspace, void* scratch) const;
 
  private:
   PreparedCin() = default;
   Status prepareGemm(int part, int64_t rows);
   Status launch(cudaKernel_t fn, const Launch& l, void** args, cudaStream_t s, const std::string& what) const;
+  /// Times each GEMM's candidate algorithms on `stream` (not capturing) with
+  /// real buffers and keeps the fastest, also for later batches of the shape.
+  Status tune(cudaStream_t stream, const void* wq, void* z, void* y, void* ws) const;
 
   BlasContext* ctx_ = nullptr;
   CinGemm c_;
   Kernels k_;
   Buffers buf_;
   int64_t batch_ = 0, rows_ = 0;  // samples in all, per chunk
-  size_t workspaceBytes_ = 0, scratch_ = 0;
-  size_t zOffset_ = 0, yOffset_ = 0;  // in the scratch (Wq first)
+  int lanes_ = 1;
+  size_t workspaceBytes_ = 0, scratch_ = 0;  // workspaceBytes_: each GEMM's (the stream's, or a lane's)
+  size_t laneOffset_ = 0, laneBytes_ = 0;    // lane i's Z at laneOffset_ + i * laneBytes_ (Wq first)
+  size_t yOffset_ = 0, wsOffset_ = 0;        // Y and the lane's workspace within a lane
+  std::vector<StreamPtr> laneStreams_;       // lanes 1.. (lane 0 is the step's stream)
+  EventPtr fork_;                            // the lanes start after W is rounded
+  std::vector<EventPtr> laneDone_;           // lanes 1..: the step's stream waits for them
   cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
   cudaDataType_t element_ = CUDA_R_32F;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t layoutW_ = nullptr;
   cublasLtMatrixLayout_t layoutZ_[2] = {nullptr, nullptr}, layoutY_[2] = {nullptr, nullptr};  // full, last chunk
-  cublasLtMatmulAlgo_t algo_[2] = {};
+  mutable cublasLtMatmulAlgo_t algo_[2] = {};             // full, last chunk
+  std::vector<cublasLtMatmulAlgo_t> candidates_[2];       // the heuristic's, in its order (tune() times them)
+  std::string keys_[2];                                   // their BlasContext::algos() keys
+  mutable bool tuned_ = false;
   std::string where_;
 };
 

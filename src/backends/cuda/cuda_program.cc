@@ -128,7 +128,9 @@ class Lowering {
   }
 
   // A cublaslt.cin layer: its three generated kernels (two for f32) in the
-  // module and one step that runs them around cuBLASLt per batch chunk.
+  // module and one step that runs them around cuBLASLt per batch chunk; the
+  // group's elementwise tail runs in the transpose kernel, whose output is
+  // the group's.
   Status addCinGemm(const std::vector<NodeId>& members, const GroupShape& shape) {
     if (p_.kernels.empty() && p_.moduleSource.empty()) p_.moduleSource = moduleHeader();
     CodegenRequest r{g_, members, shape, g_.node(shape.anchor).mir.kernel, groupOutputs(g_, uses_, members)};
@@ -140,7 +142,7 @@ class Lowering {
     s.kind = StepKind::kCinGemm;
     s.nodes = members;
     s.cin = static_cast<int>(p_.cins.size());
-    s.name = kernels.back().name.substr(0, kernels.back().name.find(',')) + ", " + precisionName(c.math) + "]";
+    s.name = kernels.back().name.substr(0, kernels.back().name.find(',')) + ", " + precisionName(c.math) + "]" + c.tail;
     int next = static_cast<int>(p_.kernels.size());
     if (c.math != Precision::kF32) c.wKernel = next++;
     c.zKernel = next++;

@@ -1,6 +1,6 @@
 // fuse(a, b): a consumer b (reached from a directly or through views) joins
 // a's kernel group — Gemm + bias + activation, lookup + elementwise tail,
-// elementwise chains, eltwise prologue + reduction. Pays by never writing
+// CIN + activation, elementwise chains, eltwise prologue + reduction. Pays by never writing
 // the intermediate. Needs: a group classifyGroup accepts, a catalog kernel for
 // it on the target, the intermediate used only inside, one stream.
 #include <algorithm>
@@ -62,7 +62,7 @@ bool anchorsRuleOut(const Graph& g, const std::vector<NodeId>& merged) {
   }
   if (anchor < 0) return false;
   OpKind k = g.node(anchor).op;
-  if (ops::in(ops::kGemmLike | ops::kLookups, k)) return anchor != merged.front();
+  if (ops::in(ops::kGemmLike | ops::kLookups, k) || k == OpKind::kCIN) return anchor != merged.front();
   if (ops::in(ops::kReductions, k)) return anchor != merged.back();
   return true;
 }

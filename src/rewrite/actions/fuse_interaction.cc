@@ -155,7 +155,8 @@ class FuseInteraction : public Rewrite {
     for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n) {
       OpKind k = g.node(n).op;
       if (k == OpKind::kInteraction || k == OpKind::kFM) interactionCandidates(c, n, explain, out);
-      if (k == OpKind::kCIN && g.node(n).mir.kernel == 0) emit(c, {n}, "", explain, out);  // (b)
+      // (b), with the elementwise epilogue fuse gave it, if any
+      if (k == OpKind::kCIN && g.node(n).mir.kernel == 0) emit(c, c.groups.membersOf(n), "", explain, out);
     }
   }
 
