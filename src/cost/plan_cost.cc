@@ -154,7 +154,10 @@ OpCounts memberCounts(const PlanContext& c, NodeId id, int kernel, bool fusedCin
 }
 
 // Compute, memory and launch time of one member with its decisions.
-KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int kernel, Pattern pattern) {
+// `libraryRates` (optional): set to whether the rates came from a vendor
+// library GEMM's entry (libraryGemmKernel), whatever kernel runs it.
+KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int kernel, Pattern pattern,
+                          bool* libraryRates = nullptr) {
   const Node& n = c.g.node(id);
   const std::string& cls = c.cache.cls[static_cast<size_t>(id)];
   if (c.cache.kernel[static_cast<size_t>(id)] == "view") return KernelEstimate{0, 0, 0, 0, Bound::kFree, "view", ""};
@@ -201,6 +204,9 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
     eff = effectiveRates(c.hw, name, cls, counts.flops);
   }
   double bytes = counts.bytesRead + counts.bytesWritten;
+  if (libraryRates != nullptr) {
+    *libraryRates = libraryGemmKernel(custom ? name : c.cache.kernel[static_cast<size_t>(id)]);
+  }
   eff.bytesPerS =
       streamingBandwidth(c.hw, custom ? name : c.cache.kernel[static_cast<size_t>(id)], cls, bytes, eff.bytesPerS);
   KernelEstimate e;
@@ -264,25 +270,29 @@ KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& memb
   NodeId anchor = groupAnchor(c.g, members);
   Pattern pattern = members.size() == 1 && c.g.node(anchor).op == OpKind::kCIN ? Pattern::kCin : Pattern::kSingle;
   KernelEstimate total;
+  bool libraryRates = false;  // the anchor's
   for (NodeId m : members) {
-    KernelEstimate e = memberTime(c, m, m == anchor ? chosen : 0, kernel, pattern);
+    bool lib = false;
+    KernelEstimate e = memberTime(c, m, m == anchor ? chosen : 0, kernel, pattern, &lib);
     total.computeS += e.computeS;
     total.memoryS += e.memoryS;
     if (m == anchor || (total.kernel.empty() && e.kernel != "view")) {
       total.kernel = e.kernel;
       total.shapeClass = e.shapeClass;
       total.launchS = e.launchS;
+      libraryRates = lib;
     }
   }
   if (total.kernel.empty()) total.kernel = "view";
   // Replayed as a CUDA graph: a generated kernel's floor is the measured
   // per-kernel floor inside a replay, not its single-launch overhead. A
-  // library GEMM keeps its own per-call floor where larger: cagr-profile-cuda
-  // times its calls back to back inside a CUDA-graph replay, so its floor is
-  // the library's kernels' own minimum there, not a trivial kernel's.
+  // kernel priced by a library GEMM's rates keeps that entry's per-call floor
+  // where larger: cagr-profile-cuda times the calls back to back inside a
+  // CUDA-graph replay, so it is the library's kernels' own minimum there, not
+  // a trivial kernel's (and a generated GEMM priced at those rates is not
+  // made cheaper than the library by the floor alone).
   if (c.cache.graphFloorS > 0 && total.kernel != "view") {
-    total.launchS =
-        libraryGemmKernel(total.kernel) ? std::max(total.launchS, c.cache.graphFloorS) : c.cache.graphFloorS;
+    total.launchS = libraryRates ? std::max(total.launchS, c.cache.graphFloorS) : c.cache.graphFloorS;
   }
   double work = std::max(total.computeS, total.memoryS);
   total.seconds = work + total.launchS;

@@ -144,6 +144,16 @@ TEST(StreamBound, LibraryGemmKeepsItsOwnFloorInAGraphAndIsPricedAsCublasLt) {
   EXPECT_EQ(after.kernels[0].estimate.kernel, "cublaslt.matmul");
   EXPECT_DOUBLE_EQ(after.kernels[0].estimate.launchS, 6e-6);  // its own per-call floor, above the graph's
   EXPECT_DOUBLE_EQ(after.kernels[2].estimate.launchS, 1e-6);  // the add: the graph floor
+  // A generated GEMM priced at the library's rates keeps the library's floor:
+  // not cheaper than cuBLASLt by the floor alone.
+  Graph chosen = g;
+  for (Node& n : chosen.mutableNodes()) {
+    if (n.op == OpKind::kGemm) n.mir.kernel = *kernelByName("nvrtc.gemm_small");
+  }
+  GraphEstimate generated = priced(hw, chosen, 64);
+  EXPECT_EQ(generated.kernels[0].estimate.kernel, "nvrtc.gemm_small");
+  EXPECT_DOUBLE_EQ(generated.kernels[0].estimate.launchS, 6e-6);
+  EXPECT_NEAR(generated.latencyS, after.latencyS, 1e-12);
   EXPECT_TRUE(libraryGemmKernel("cublas.sgemm"));
   EXPECT_TRUE(libraryGemmKernel("cublaslt.matmul"));
   EXPECT_FALSE(libraryGemmKernel("cublaslt.cin"));
