@@ -6,7 +6,8 @@
 // run on one thread and on several; each compared with the reference
 // executor. A bad id still names the node, the table and its slot. Lookups
 // feeding an in-place concat (own.concat_inplace) write their rows straight
-// into its buffer; the concat copies only the other inputs.
+// into its buffer (through views of equal shape, planned in place or not);
+// the concat copies only the other inputs.
 #include <algorithm>
 
 #include "backends/cpu/step.h"
@@ -97,6 +98,32 @@ TEST(CpuEmbeddingRows, LookupsWriteIntoAnInPlaceConcat) {
     EXPECT_EQ(count("own.embedding:gather+relu"), 1);
     EXPECT_EQ(count("own.embedding:gather"), 1);
     EXPECT_EQ(count("own.concat_inplace(copy 3 of 5)"), 1);
+  }
+}
+
+// DCN-v2's front after batch_embeddings: concat(dense, reshape(reshape(bags)))
+// as a plain concat — the bags write through the views into it; a second
+// concat of a lookup whose view is also read elsewhere copies it.
+TEST(CpuEmbeddingRows, LookupsWriteThroughViewsIntoAPlainConcat) {
+  Builder b;
+  ValueId dense = b.input("dense", DType::kF32, {kBatch, 3});
+  ValueId idx = b.input("ids", DType::kI64, {kBatch, 2});
+  Attrs bags = attrs({{"num_tables", int64_t{2}}, {"mode", std::string("sum")}});
+  ValueId tbe = b.op(OpKind::kEmbeddingBags, {b.table("t1", 20, 4, 97), b.table("t2", 20, 4, 98), idx}, "tbe", bags);
+  ValueId v1 = b.op(OpKind::kReshape, {tbe}, "stack", attrs({{"shape", std::vector<int64_t>{0, 2, 4}}}));
+  ValueId v2 = b.op(OpKind::kReshape, {v1}, "flat", attrs({{"shape", std::vector<int64_t>{-1, 8}}}));
+  b.g.addOutput(b.op(OpKind::kConcat, {dense, v2}, "cat", attrs({{"axis", int64_t{1}}})), "z");
+  ValueId other = b.op(OpKind::kEmbeddingBags, {b.table("t3", 20, 4, 99), b.table("t4", 20, 2, 100), idx}, "tbe2", bags);
+  ValueId view = b.op(OpKind::kReshape, {other}, "view", attrs({{"shape", std::vector<int64_t>{-1, 6}}}));
+  b.g.addOutput(b.op(OpKind::kConcat, {view, dense}, "cat2", attrs({{"axis", int64_t{1}}})), "z2");
+  b.g.addOutput(b.op(OpKind::kRelu, {view}, "relu"), "r");
+  for (int64_t batch : {1, 300, 20000}) {
+    auto report = runBoth(b.g, {{"dense", rectest::uniform({batch, 3}, 101)}, {"ids", randomIds({batch, 2}, 20, 102)}});
+    auto count = [&](const std::string& k) { return std::count(report.begin(), report.end(), k); };
+    EXPECT_EQ(count("own.embedding:embedding_bags(into concat)"), 1);
+    EXPECT_EQ(count("own.embedding:embedding_bags"), 1);
+    EXPECT_EQ(count("own.movement:concat(copy 1 of 2)"), 1);
+    EXPECT_EQ(count("own.movement:concat"), 1);
   }
 }
 

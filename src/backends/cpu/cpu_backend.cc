@@ -2,9 +2,9 @@
 // where a factory accepts the group, the reference fallback otherwise) and
 // runs them over one activation arena. The memory plan is static per batch
 // size: each buffer lives from the step that writes it to its last reader,
-// and buffers whose lifetimes do not overlap share arena space. An in-place
-// concat's producers that can write their rows straight into its buffer do
-// (that buffer then lives from the first of them) and get none of their own.
+// and buffers whose lifetimes do not overlap share arena space. A concat's
+// producers that can write their rows straight into its buffer do (that
+// buffer then lives from the first of them) and get none of their own.
 #include <omp.h>
 
 #include <algorithm>
@@ -177,18 +177,40 @@ class CpuExecutable : public Executable {
   bool ran_ = false;
 };
 
-// Concats planned in place (own.concat_inplace) along their last, static
-// axis: each input used only by the concat, f32 and not a view or graph
-// output, whose step can write it as columns of the concat's buffer does so;
-// the concat copies the rest. `writer` is updated: placed inputs have no
+// The value whose bytes concat input `v` is: v, or the root of the lone
+// views it is, when v and those views have no other use than this one input
+// of `concat` (kNoValue otherwise).
+ValueId placeableRoot(const Graph& plan, const ValueUses& uses, const std::vector<ValueId>& aliasOf, NodeId concat,
+                      ValueId v) {
+  const Node& c = plan.node(concat);
+  if (std::count(c.inputs.begin(), c.inputs.end(), v) != 1) return kNoValue;
+  const ValueId root = aliasOf[static_cast<size_t>(v)] == kNoValue ? v : aliasOf[static_cast<size_t>(v)];
+  if (plan.type(root).dims != plan.type(v).dims) return kNoValue;
+  for (size_t u = 0; u < plan.numValues(); ++u) {  // root and every view of it
+    if (u != static_cast<size_t>(root) && aliasOf[u] != root) continue;
+    if (uses.isOutput[u]) return kNoValue;
+    for (NodeId n : uses.consumers[u]) {
+      const Node& m = plan.node(n);
+      bool view = !m.outputs.empty() && aliasOf[static_cast<size_t>(m.outputs[0])] == root;
+      if (!(view || (n == concat && static_cast<ValueId>(u) == v))) return kNoValue;
+    }
+  }
+  return root;
+}
+
+// Concats along their last, static axis (planned in place or not): each
+// input that is f32 and has no other use (directly or through lone views),
+// whose step can write it as columns of the concat's buffer, does so; the
+// concat copies the rest. `writer` is updated: placed values have no
 // buffer, the concat's is born with its first placed producer.
 void placeConcatInputs(const Graph& plan, const ValueUses& uses, const std::vector<ValueId>& aliasOf,
                        const std::vector<std::vector<NodeId>>& members, std::vector<std::unique_ptr<Step>>& steps,
                        std::vector<int>& writer) {
   for (size_t s = 0; s < steps.size(); ++s) {
     if (members[s].size() != 1) continue;
-    const Node& c = plan.node(members[s][0]);
-    if (c.op != OpKind::kConcat || kernelInfo(c.mir.kernel).pattern != Pattern::kConcatInPlace) continue;
+    const NodeId cid = members[s][0];
+    const Node& c = plan.node(cid);
+    if (c.op != OpKind::kConcat) continue;
     const ValueId out = c.outputs[0];
     const TensorType& ot = plan.type(out);
     const int64_t last = static_cast<int64_t>(ot.rank()) - 1;
@@ -196,18 +218,20 @@ void placeConcatInputs(const Graph& plan, const ValueUses& uses, const std::vect
     bool f32 = ot.dtype == DType::kF32 && plan.value(out).mir.storage == Precision::kF32;
     if (!f32 || !axis || *axis != last || last < 1 || isSymbolic(ot.dims[static_cast<size_t>(last)])) continue;
     std::vector<int64_t> extent(c.inputs.size(), 0);
+    if (!steps[s]->skipInputs(extent)) continue;  // this concat step copies every input
     int64_t pos = 0;
     bool any = false;
     for (size_t k = 0; k < c.inputs.size(); ++k) {
       const ValueId v = c.inputs[k];
-      const auto i = static_cast<size_t>(v);
       const Dim e = plan.type(v).dims.back();
-      bool own = writer[i] >= 0 && aliasOf[i] == kNoValue && !uses.isOutput[i] && uses.consumers[i].size() == 1 &&
-                 plan.type(v).dtype == DType::kF32 && plan.value(v).mir.storage == Precision::kF32 && !isSymbolic(e);
-      if (own && steps[static_cast<size_t>(writer[i])]->placeOutput(v, out, pos, ot.dims[static_cast<size_t>(last)])) {
+      const ValueId root = isSymbolic(e) ? kNoValue : placeableRoot(plan, uses, aliasOf, cid, v);
+      const auto r = static_cast<size_t>(root);
+      bool own = root != kNoValue && writer[r] >= 0 && plan.type(root).dtype == DType::kF32 &&
+                 plan.value(root).mir.storage == Precision::kF32 && plan.value(v).mir.storage == Precision::kF32;
+      if (own && steps[static_cast<size_t>(writer[r])]->placeOutput(root, out, pos, ot.dims[static_cast<size_t>(last)])) {
         extent[k] = e;
-        writer[static_cast<size_t>(out)] = std::min(writer[static_cast<size_t>(out)], writer[i]);
-        writer[i] = -1;
+        writer[static_cast<size_t>(out)] = std::min(writer[static_cast<size_t>(out)], writer[r]);
+        writer[r] = -1;
         any = true;
       }
       pos += e;

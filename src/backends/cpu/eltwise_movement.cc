@@ -3,9 +3,9 @@
 // (fixed-size copies for the narrow blocks recommendation models stack);
 // Slice, Transpose and Expand are one coalesced strided copy; Gather and
 // GatherND check every index first (the reference's errors), then copy rows
-// or single elements. Large copies are split over threads. A Concat planned
-// as own.concat_inplace copies only the inputs whose producers could not
-// write into its buffer themselves (the engine asks them: Step::placeOutput).
+// or single elements. Large copies are split over threads. A Concat (in
+// place or not) copies only the inputs whose producers could not write into
+// its buffer themselves (the engine asks them: Step::placeOutput).
 // Any element type; indices i64 or i32.
 #include <algorithm>
 #include <cstring>
@@ -251,17 +251,19 @@ class MovementStep : public Step {
   }
 
   std::string kernelName() const override {
-    if (!inPlace_) return std::string("own.movement:") + opInfo(node_.op).mnemonic;
+    std::string name = inPlace_ ? "own.concat_inplace" : std::string("own.movement:") + opInfo(node_.op).mnemonic;
     size_t placed = std::count_if(skip_.begin(), skip_.end(), [](int64_t e) { return e > 0; });
-    if (placed == 0) return "own.concat_inplace(copy)";
-    if (placed == node_.inputs.size()) return "own.concat_inplace";
-    return "own.concat_inplace(copy " + std::to_string(node_.inputs.size() - placed) + " of " +
+    if (placed == node_.inputs.size() && inPlace_) return name;
+    if (placed == 0) return inPlace_ ? name + "(copy)" : name;
+    return name + "(copy " + std::to_string(node_.inputs.size() - placed) + " of " +
            std::to_string(node_.inputs.size()) + ")";
   }
   std::vector<ValueId> writes() const override { return node_.outputs; }
 
-  void skipInputs(const std::vector<int64_t>& extent) override {
-    if (inPlace_ && node_.op == OpKind::kConcat && extent.size() == node_.inputs.size()) skip_ = extent;
+  bool skipInputs(const std::vector<int64_t>& extent) override {
+    if (node_.op != OpKind::kConcat || extent.size() != node_.inputs.size()) return false;
+    skip_ = extent;
+    return true;
   }
 
   Status run(const RunContext& ctx) const override {

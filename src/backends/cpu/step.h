@@ -54,16 +54,17 @@ class Step {
   virtual std::vector<ValueId> writes() const = 0;
   virtual Status run(const RunContext& ctx) const = 0;
 
-  // In-place concat (own.concat_inplace): the engine asks each producer of a
-  // concat input to write it straight into the concat's buffer, and tells
-  // the concat step which inputs are already there.
+  // Concats along the last axis (in place or not): the engine asks each
+  // producer of an input to write it straight into the concat's buffer, and
+  // tells the concat step which inputs are already there.
   /// Writes `v` (one of writes()) as rows of `dst`: row r of v at element
   /// r * ld + offset of dst, instead of into v's own buffer. False (nothing
   /// changes) when this step cannot.
   virtual bool placeOutput(ValueId v, ValueId dst, int64_t offset, int64_t ld) { return false; }
   /// The concat step: extent[k] > 0 — input k (that many entries along the
-  /// concat axis) was written in place by its producer; 0 — copy it.
-  virtual void skipInputs(const std::vector<int64_t>& extent) {}
+  /// concat axis) was written in place by its producer; 0 — copy it. False
+  /// when this step cannot skip inputs (then no producer may be placed).
+  virtual bool skipInputs(const std::vector<int64_t>& extent) { return false; }
 };
 
 /// What a step factory gets: the plan, the group (graph order), its shape

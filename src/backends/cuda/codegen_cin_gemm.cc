@@ -193,8 +193,10 @@ Status tailOf(const CodegenRequest& r, NodeId anchor, ValueId& out, std::string&
     const Node& node = g.node(m);
     if (!ops::in(ops::kEltwise | ops::kViews, node.op)) return unsupportedAt(g, m, "is no elementwise op or view");
     int reads = 0;
+    const bool view = ops::in(ops::kViews, node.op);
+    if (view && !node.inputs.empty() && node.inputs[0] == cur) reads = 1;  // (a shape operand aside)
     for (ValueId v : node.inputs) {
-      if (v == kNoValue) continue;
+      if (v == kNoValue || view) continue;
       if (v != cur) return unsupportedAt(g, m, "reads a value other than the previous one (cublaslt.cin's tail is a chain)");
       ++reads;
     }
@@ -208,7 +210,7 @@ Status tailOf(const CodegenRequest& r, NodeId anchor, ValueId& out, std::string&
       return unsupportedAt(g, m, "its operand is also a group output");
     }
     cur = o;
-    if (ops::in(ops::kViews, node.op)) continue;
+    if (view) continue;
     CAGR_ASSIGN_OR_RETURN(std::string e, opExpr(g, m, {var}));
     var = "t" + std::to_string(n++);
     body += "const float " + var + " = " + e + "; ";
