@@ -135,7 +135,8 @@ TEST(CudaCinGpu, FusedReluMatchesTheReferenceOnEitherKernel) {
         if (kernel == "nvrtc.cin" && *pipeline != '\0') continue;
         setEnv("CAGR_CIN_PIPELINE", pipeline);
         setEnv("CAGR_CIN_CHUNK_KB", *pipeline ? "16" : "");
-        const std::string what = kernel + " + relu " + precisionName(math) + " pipeline " + (*pipeline ? pipeline : "none");
+        const std::string what =
+            kernel + " + relu " + precisionName(math) + " pipeline " + (*pipeline ? pipeline : "none");
         checkAgainstReference(*backend, twoCinLayers(math, kernel, true), bound, what, kernel + "[40x6x6");
       }
     }

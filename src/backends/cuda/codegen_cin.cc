@@ -325,7 +325,7 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src)
     int64_t mt = (O + 7) / 8 <= 32 ? (O + 7) / 8 : 16;
     int64_t nt = std::clamp<int64_t>(256 / mt, 1, 32);
     k.body += "  cagr_cin_ffma<" + shape + ", " + std::to_string(mt) + ", " + std::to_string(nt) + ", " + b + ">(" +
-             args + ");\n";
+              args + ");\n";
     rule.threads = static_cast<unsigned>(mt * nt);
     rule.perBlock = 8 * nt;
     rule.gridY = static_cast<unsigned>((O + 8 * mt - 1) / (8 * mt));
@@ -337,7 +337,7 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src)
   }
   int64_t fm = (O + 31) / 32 <= 8 ? (O + 31) / 32 : 4;
   k.body += "  cagr_cin_mma<" + shape + ", " + std::to_string(P) + ", " + std::to_string(fm) + ", " + b + ">(" + args +
-           ");\n";
+            ");\n";
   rule.threads = 128;
   rule.perBlock = 64;
   rule.gridY = static_cast<unsigned>((O + 32 * fm - 1) / (32 * fm));

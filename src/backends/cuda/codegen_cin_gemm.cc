@@ -35,8 +35,8 @@ size_t CinGemm::scratchBytes(int64_t batch, size_t budget, int lanes, size_t lan
   const auto up = [](size_t n) { return (n + 255) / 256 * 256; };
   auto rows = static_cast<size_t>(chunkRows(batch, budget));
   const auto d = static_cast<size_t>(D);
-  const size_t lane = up(rows * d * static_cast<size_t>(ldz) * elementBytes) + up(rows * d * static_cast<size_t>(O) * 4) +
-                      up(laneWorkspace);
+  const size_t lane = up(rows * d * static_cast<size_t>(ldz) * elementBytes) +
+                      up(rows * d * static_cast<size_t>(O) * 4) + up(laneWorkspace);
   return up(weightBytes()) + static_cast<size_t>(std::max(lanes, 1)) * lane;
 }
 
@@ -197,7 +197,8 @@ Status tailOf(const CodegenRequest& r, NodeId anchor, ValueId& out, std::string&
     if (view && !node.inputs.empty() && node.inputs[0] == cur) reads = 1;  // (a shape operand aside)
     for (ValueId v : node.inputs) {
       if (v == kNoValue || view) continue;
-      if (v != cur) return unsupportedAt(g, m, "reads a value other than the previous one (cublaslt.cin's tail is a chain)");
+      if (v != cur)
+        return unsupportedAt(g, m, "reads a value other than the previous one (cublaslt.cin's tail is a chain)");
       ++reads;
     }
     if (reads != 1 || node.outputs.size() != 1) return unsupportedAt(g, m, "is not a one-operand op");

@@ -52,7 +52,7 @@ struct CinGemm {
   int zKernel = -1;
   int outKernel = -1;
 
-  std::string tail;          // the elementwise tail outKernel applies ("" none, else "+relu" ...)
+  std::string tail;  // the elementwise tail outKernel applies ("" none, else "+relu" ...)
 
   int64_t K() const { return H * M; }
   /// The GEMM's reduction length: ldz where W is rounded into the zero-padded Wq, K for f32.

@@ -68,7 +68,8 @@ StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, con
     return internalError(where + ": a cublaslt.cin kernel is missing from the module");
   }
   int device = 0, l2 = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
     cudaGetLastError();
     l2 = 50 << 20;
   }
@@ -131,8 +132,8 @@ Status PreparedCin::prepareGemm(int part, int64_t rows) {
   const int64_t cols = rows * c_.D;
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutZ_[part], element_, c_.gemmK(), cols, c_.ldz, w));
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutY_[part], CUDA_R_32F, c_.O, cols, c_.O, w));
-  std::string key = "cin," + std::to_string(c_.O) + "," + std::to_string(c_.gemmK()) + "," + std::to_string(c_.ldz) + "," +
-                    std::to_string(cols) + "," + std::to_string(static_cast<int>(c_.math)) + "," +
+  std::string key = "cin," + std::to_string(c_.O) + "," + std::to_string(c_.gemmK()) + "," + std::to_string(c_.ldz) +
+                    "," + std::to_string(cols) + "," + std::to_string(static_cast<int>(c_.math)) + "," +
                     std::to_string(workspaceBytes_);
   keys_[part] = key;
   auto tuned = ctx_->algos().find(key + ",tuned");
@@ -187,7 +188,8 @@ Status PreparedCin::tune(cudaStream_t stream, const void* wq, void* z, void* y, 
       CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(end.get(), stream), where_ + ": cudaEventRecord"));
       CAGR_RETURN_IF_ERROR(checkCuda(cudaEventSynchronize(end.get()), where_ + ": timing the CIN GEMM's algorithms"));
       float ms = 0;
-      CAGR_RETURN_IF_ERROR(checkCuda(cudaEventElapsedTime(&ms, begin.get(), end.get()), where_ + ": cudaEventElapsedTime"));
+      CAGR_RETURN_IF_ERROR(
+          checkCuda(cudaEventElapsedTime(&ms, begin.get(), end.get()), where_ + ": cudaEventElapsedTime"));
       if (ok && (best < 0 || ms < best)) {
         best = ms;
         algo_[part] = a;
@@ -261,16 +263,18 @@ Status PreparedCin::enqueue(cudaStream_t stream, void* workspace, void* scratch)
     const void* bias = buf_.bias;
     void* zargs[] = {&xkc, &x0c, &z, &rows};
     CAGR_RETURN_IF_ERROR(launch(k_.z, k_.zLaunch({static_cast<int64_t>(rows)}), zargs, s, "outer product"));
-    CAGR_RETURN_IF_ERROR(checkLt(cublasLtMatmul(ctx_->lt(), desc_, &alpha, wq, layoutW_, z, layoutZ_[part], &beta, y,
-                                                layoutY_[part], y, layoutY_[part], &algo_[part], ws, workspaceBytes_, s),
-                                 where_ + ": cublasLtMatmul"));
+    CAGR_RETURN_IF_ERROR(
+        checkLt(cublasLtMatmul(ctx_->lt(), desc_, &alpha, wq, layoutW_, z, layoutZ_[part], &beta, y, layoutY_[part], y,
+                               layoutY_[part], &algo_[part], ws, workspaceBytes_, s),
+                where_ + ": cublasLtMatmul"));
     void* oargs[] = {&y, &bias, &outc, &rows};
     CAGR_RETURN_IF_ERROR(launch(k_.out, k_.outLaunch({static_cast<int64_t>(rows)}), oargs, s, "transpose + bias"));
   }
   for (size_t i = 0; i < laneStreams_.size(); ++i) {
     CAGR_RETURN_IF_ERROR(
         checkCuda(cudaEventRecord(laneDone_[i].get(), laneStreams_[i].get()), where_ + ": cudaEventRecord"));
-    CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamWaitEvent(stream, laneDone_[i].get(), 0), where_ + ": cudaStreamWaitEvent"));
+    CAGR_RETURN_IF_ERROR(
+        checkCuda(cudaStreamWaitEvent(stream, laneDone_[i].get(), 0), where_ + ": cudaStreamWaitEvent"));
   }
   return Status::ok();
 }

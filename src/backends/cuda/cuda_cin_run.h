@@ -92,9 +92,9 @@ class PreparedCin {
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t layoutW_ = nullptr;
   cublasLtMatrixLayout_t layoutZ_[2] = {nullptr, nullptr}, layoutY_[2] = {nullptr, nullptr};  // full, last chunk
-  mutable cublasLtMatmulAlgo_t algo_[2] = {};             // full, last chunk
-  std::vector<cublasLtMatmulAlgo_t> candidates_[2];       // the heuristic's, in its order (tune() times them)
-  std::string keys_[2];                                   // their BlasContext::algos() keys
+  mutable cublasLtMatmulAlgo_t algo_[2] = {};        // full, last chunk (tune() may replace them)
+  std::vector<cublasLtMatmulAlgo_t> candidates_[2];  // the heuristic's, in its order (tune() times them)
+  std::string keys_[2];                              // their BlasContext::algos() keys
   mutable bool tuned_ = false;
   std::string where_;
 };
