@@ -226,15 +226,6 @@ Status PreparedCin::enqueue(cudaStream_t stream, void* workspace, void* scratch)
     CAGR_RETURN_IF_ERROR(launch(k_.w, k_.wLaunch({}), args, stream, "round W"));
     wq = base;
   }
-  // Lanes 1.. start once W is rounded (inside a capture, waiting on the
-  // fork event joins their streams to it), and the step ends after them.
-  if (lanes_ > 1) {
-    CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(fork_.get(), stream), where_ + ": cudaEventRecord"));
-    for (const StreamPtr& s : laneStreams_) {
-      CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamWaitEvent(s.get(), fork_.get(), 0), where_ + ": cudaStreamWaitEvent"));
-    }
-  }
-  const float alpha = 1.0f, beta = 0.0f;
   if (!tuned_) {  // the first run (never captured): time the heuristic's candidates on this stream
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
     CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamIsCapturing(stream, &capturing), where_ + ": cudaStreamIsCapturing"));
@@ -244,6 +235,15 @@ Status PreparedCin::enqueue(cudaStream_t stream, void* workspace, void* scratch)
       CAGR_RETURN_IF_ERROR(tune(stream, wq, lane0, lane0 + yOffset_, ws));
     }
   }
+  // Lanes 1.. start once W is rounded (inside a capture, waiting on the
+  // fork event joins their streams to it), and the step ends after them.
+  if (lanes_ > 1) {
+    CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(fork_.get(), stream), where_ + ": cudaEventRecord"));
+    for (const StreamPtr& s : laneStreams_) {
+      CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamWaitEvent(s.get(), fork_.get(), 0), where_ + ": cudaStreamWaitEvent"));
+    }
+  }
+  const float alpha = 1.0f, beta = 0.0f;
   const auto* xk = static_cast<const float*>(buf_.xk);
   const auto* x0 = static_cast<const float*>(buf_.x0);
   auto* out = static_cast<float*>(buf_.out);
