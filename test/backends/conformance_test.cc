@@ -117,9 +117,22 @@ Tensor rowsOf(const Tensor& t, int64_t lo, int64_t hi) {
 }
 
 struct Case {
-  std::string backend, model, plan;  // plan: "none" or "greedy"
+  std::string backend, model, plan;  // plan: "none", "greedy", or (cuda) "greedy_gemm_small"
   int64_t batch;
 };
+
+// greedy_gemm_small: every GEMM group of the greedy plan on the generated
+// nvrtc.gemm_small kernel in f32 math (DLRM's K = 13 and narrow layers).
+void setGemmSmall(Graph& g) {
+  KernelId small = *kernelByName("nvrtc.gemm_small");
+  for (Node& a : g.mutableNodes()) {
+    if (a.op != OpKind::kGemm && a.op != OpKind::kMatMul) continue;
+    a.mir.math = Precision::kF32;
+    for (Node& m : g.mutableNodes()) {
+      if (&m == &a || (a.mir.group >= 0 && m.mir.group == a.mir.group)) m.mir.kernel = small;
+    }
+  }
+}
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.backend << "/" << c.model << "/" << c.plan << "/b" << c.batch; }
 
@@ -135,13 +148,14 @@ TEST_P(Conformance, MatchesTheReferenceExecutor) {
   Graph plan = hir;
   bool reduced = false;
   if (c.plan != "none") {
-    auto policy = makePolicy(c.plan);
+    auto policy = makePolicy(c.plan == "greedy_gemm_small" ? "greedy" : c.plan);
     auto t = resolveTarget(caps.family == Backend::kCuda ? "h200" : "x86-64");
     EnvConfig cfg;
     cfg.batch = std::max<int64_t>(c.batch, 64);
     auto r = optimize(hir, *t, **policy, cfg);
     ASSERT_TRUE(r.isOk()) << r.status().message();
     plan = r->plan;
+    if (c.plan == "greedy_gemm_small") setGemmSmall(plan);
     for (const Decision& d : r->decisions) reduced = reduced || d.action.kind == ActionKind::kSetPrecision;
   }
   auto exe = (*backend)->compile(plan);
@@ -171,6 +185,9 @@ std::vector<Case> cases() {
     for (const char* model : {"dlrm_criteo", "dlrm_avazu", "deepfm", "xdeepfm", "dcnv2", "wide_deep", "autoint", "ngcf"}) {
       for (int64_t batch : {1, 256, 4096}) {
         for (const char* plan : {"none", "greedy"}) out.push_back({backend, model, plan, batch});
+        if (backend == std::string("cuda") && std::string(model).rfind("dlrm", 0) == 0) {
+          out.push_back({backend, model, "greedy_gemm_small", batch});
+        }
       }
     }
   }

@@ -106,7 +106,7 @@ StatusOr<LookupInfo> lookupInfo(const Graph& g, NodeId id) {
 std::string tableVars(const Graph& g, const LookupInfo& li, int t) {
   ValueId table = li.tables[static_cast<size_t>(t)];
   std::string type = storageType(g, table);
-  return "const " + type + "* tab = nullptr; [[maybe_unused]] long long tab_rows = 0, tab_slot = 0, tab_col = 0;";
+  return "[[maybe_unused]] const " + type + "* tab = nullptr; [[maybe_unused]] long long tab_rows = 0, tab_slot = 0, tab_col = 0;";
 }
 
 std::string tableCase(KernelBuilder& k, const LookupInfo& li, int t) {
