@@ -90,6 +90,25 @@ CudaProbeSpec cinLayer(const std::string& kernel, const std::string& math, int64
   return s;
 }
 
+/// A Gemm layer: [N,k] activations by a constant [k,n] weight plus a [n]
+/// bias, on `kernel` (the node's cagr.kernel decision), priced as `cls`
+/// (gemmShapeClass of N=4096, n, k).
+CudaProbeSpec gemmLayer(const std::string& kernel, const std::string& cls, int64_t k, int64_t n,
+                        std::vector<int64_t> rows) {
+  CudaProbeSpec s;
+  s.kernel = kernel;
+  s.shapeClass = cls;
+  s.inputs = {Input{{k}}};
+  s.outType = tensorType({n});
+  s.body = constantLine("%w", {k, n}, 0.01) + constantLine("%b", {n}, 0.01) +
+           opLine("%out", "gemm", "%arg0, %w, %b", "cagr.kernel = \"" + kernel + "\"",
+                  tensorType({k}) + ", " + fixedType({k, n}) + ", " + fixedType({n}), s.outType);
+  s.label = fmt("%s gemm [N,%lld] x [%lld,%lld] + bias", kernel.c_str(), static_cast<long long>(k),
+                static_cast<long long>(k), static_cast<long long>(n));
+  s.rows = std::move(rows);
+  return s;
+}
+
 }  // namespace
 
 std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
@@ -122,6 +141,12 @@ std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
   // DLRM's dot interaction of 27 vectors of 16, DeepFM's FM over 39 fields of 10.
   out.push_back(unary("nvrtc.interaction", "gemm.interaction", "interaction", "", {27, 16}, {351}, batches));
   out.push_back(unary("nvrtc.fm", "reduce.fm", "fm", "", {39, 10}, {1}, batches));
+  // The generated small GEMM at DLRM's layer shapes: K = 13 (bound by its
+  // stores), narrow N = 16 and N = 1 (row dots), N = 64.
+  out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.small", 13, 512, batches));
+  out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.small", 64, 16, batches));
+  out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.medium", 256, 64, batches));
+  out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.skinny", 256, 1, batches));
   // xDeepFM's CIN layers: 22 fields of 16, 200 maps.
   const std::vector<int64_t> cinRows = pick(quick, {4, 64, 256, 1024, 4096, 8192}, {4, 256});
   std::vector<std::string> cinKernels = {"nvrtc.cin"};
