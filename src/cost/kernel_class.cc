@@ -172,6 +172,17 @@ bool isLookup(OpKind op) {
          op == OpKind::kGatherND;
 }
 
+// A CSR SpMM whose constant row_ptr has a longest row over 8x the mean
+// (and over 64 entries): NGCF's user-item graph (longest row ~31x the mean).
+bool skewedCsr(const Graph& g, const Node& n) {
+  const Tensor* rp = n.inputs.empty() ? nullptr : g.constant(n.inputs[0]);
+  if (rp == nullptr || rp->numel() < 2) return false;
+  int64_t rows = rp->numel() - 1, longest = 0;
+  for (int64_t r = 0; r < rows; ++r) longest = std::max(longest, rp->getI64(r + 1) - rp->getI64(r));
+  double mean = static_cast<double>(rp->getI64(rows) - rp->getI64(0)) / static_cast<double>(rows);
+  return longest > 64 && static_cast<double>(longest) > 8 * mean;
+}
+
 // The kernel CAGR's CUDA backend generates for node `n` priced as (kernel,
 // cls) by default, and the class its backend probe measured it in, when the
 // profile has that entry (cagr profile --target cuda); else (kernel, cls).
@@ -185,6 +196,12 @@ std::pair<std::string, std::string> generatedOnCuda(const HardwareProfile& hw, c
     case OpKind::kCIN: tries = {{"nvrtc.cin", "gemm.cin"}}; break;
     case OpKind::kInteraction: tries = {{"nvrtc.interaction", "gemm.interaction"}}; break;
     case OpKind::kFM: tries = {{"nvrtc.fm", "reduce.fm"}}; break;
+    case OpKind::kSpMM:
+      // Its own kernel (backends/cuda/codegen_spmm.cc), probed on uniform and
+      // skewed rows; bytes: row_ptr, col_idx, values, the gathered dense rows
+      // and the output (the op table's count).
+      tries = {{"nvrtc.spmm", skewedCsr(g, n) ? "spmm.skewed" : "spmm.csr"}, {"nvrtc.spmm", "spmm.csr"}};
+      break;
     case OpKind::kGemm:
     case OpKind::kMatMul:
       // CAGR's CUDA backend calls cuBLASLt for a GEMM no plan gave another
@@ -209,7 +226,12 @@ std::pair<std::string, std::string> generatedOnCuda(const HardwareProfile& hw, c
         // a zipf class falls back to the uniform probe.
         std::string cls = kc.second;
         if (n.op == OpKind::kEmbeddingBags) cls = tableFitsInCache(hw, g, n) ? "gather.cached" : "gather.zipf";
-        tries = {{"nvrtc.embedding", cls}};
+        // Many tables in one kernel: the probe of 26 / 52 tables (its curve
+        // over bytes = tables x rows), not the one-table one.
+        if (n.op == OpKind::kEmbeddingBags && n.attrs.getInt("num_tables", 1) > 1 && cls == "gather.cached") {
+          tries.push_back({"nvrtc.embedding", "gather.tables"});
+        }
+        tries.push_back({"nvrtc.embedding", cls});
         if (cls == "gather.zipf") tries.push_back({"nvrtc.embedding", "gather.uniform"});
       } else if (kc.second == "eltwise.stream") {
         tries = {{"nvrtc.eltwise", kc.second}};

@@ -259,6 +259,54 @@ NodeId groupAnchor(const Graph& g, const std::vector<NodeId>& members) {
   return members.front();
 }
 
+// The members of a GEMM group that the CUDA backend runs outside the
+// library GEMM: on a CUDA-probed profile a Gemm / MatMul group on cuBLASLt
+// (no kernel or a library one chosen) takes, along the single-consumer chain
+// from the anchor, views, adds of an outside value (bias / addend) and one
+// ReLU / tanh-GELU as its epilogue (backends/cuda/cuda_gemm.cc
+// fuseEpilogue; cuBLAS takes views only); every other non-view member runs
+// in a generated elementwise kernel of its own (cuda_program.cc
+// addLibraryGemm). Empty when the group is one kernel.
+std::vector<NodeId> outsideLibraryEpilogue(const PlanContext& c, const std::vector<NodeId>& members, NodeId anchor,
+                                           KernelId chosen) {
+  if (c.cache.graphFloorS <= 0 || c.backend != Backend::kCuda || members.size() < 2) return {};
+  const Node& a = c.g.node(anchor);
+  if (a.op != OpKind::kGemm && a.op != OpKind::kMatMul) return {};
+  const std::string name = chosen != 0 ? kernelInfo(chosen).name : "";
+  if (chosen != 0 && name != "cublaslt.matmul" && name != "cublas.sgemm") return {};  // a generated GEMM: one kernel
+  auto member = [&](NodeId id) { return std::find(members.begin(), members.end(), id) != members.end(); };
+  std::vector<NodeId> fused = {anchor};
+  bool takes = name != "cublas.sgemm";
+  ValueId chain = a.outputs[0];
+  while (c.uses.count(chain) == 1 && !c.uses.isOutput[static_cast<size_t>(chain)]) {
+    NodeId next = c.uses.consumers[static_cast<size_t>(chain)][0];
+    if (!member(next)) break;
+    const Node& m = c.g.node(next);
+    if (c.g.value(m.outputs[0]).mir.storage != Precision::kF32) break;
+    if (ops::in(ops::kViews, m.op)) {
+      // bytes unchanged
+    } else if (takes && m.op == OpKind::kAdd && m.inputs[0] != m.inputs[1]) {
+      ValueId other = m.inputs[0] == chain ? m.inputs[1] : m.inputs[0];
+      NodeId producer = c.g.value(other).producer;
+      if (producer >= 0 && member(producer)) break;  // computed after the GEMM
+    } else if (takes && (m.op == OpKind::kRelu ||
+                         (m.op == OpKind::kGelu && m.attrs.getString("approximate", "none") == "tanh"))) {
+      takes = false;  // nothing after the activation
+    } else {
+      break;
+    }
+    fused.push_back(next);
+    chain = m.outputs[0];
+  }
+  std::vector<NodeId> rest;
+  for (NodeId m : members) {
+    if (std::find(fused.begin(), fused.end(), m) == fused.end() && !ops::in(ops::kViews, c.g.node(m).op)) {
+      rest.push_back(m);
+    }
+  }
+  return rest;
+}
+
 KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& members, int kernel) {
   const Node& first = c.g.node(members.front());
   KernelId chosen = first.mir.kernel;
@@ -268,12 +316,24 @@ KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& memb
     return free;  // producers wrote into its buffer
   }
   NodeId anchor = groupAnchor(c.g, members);
-  Pattern pattern = members.size() == 1 && c.g.node(anchor).op == OpKind::kCIN ? Pattern::kCin : Pattern::kSingle;
+  // A CIN group (the layer plus the elementwise tail its kernel stores through)
+  // never writes the outer product.
+  Pattern pattern = c.g.node(anchor).op == OpKind::kCIN ? Pattern::kCin : Pattern::kSingle;
   KernelEstimate total;
   bool libraryRates = false;  // the anchor's
+  // A library GEMM plus a generated epilogue kernel (C): the second kernel's
+  // work and floor are added after the first's, and the values crossing
+  // between them are written and read back.
+  const std::vector<NodeId> apart = outsideLibraryEpilogue(c, members, anchor, chosen);
+  double apartComputeS = 0, apartMemoryS = 0;
   for (NodeId m : members) {
     bool lib = false;
     KernelEstimate e = memberTime(c, m, m == anchor ? chosen : 0, kernel, pattern, &lib);
+    if (std::find(apart.begin(), apart.end(), m) != apart.end()) {
+      apartComputeS += e.computeS;
+      apartMemoryS += e.memoryS;
+      continue;
+    }
     total.computeS += e.computeS;
     total.memoryS += e.memoryS;
     if (m == anchor || (total.kernel.empty() && e.kernel != "view")) {
@@ -295,6 +355,30 @@ KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& memb
     total.launchS = libraryRates ? std::max(total.launchS, c.cache.graphFloorS) : c.cache.graphFloorS;
   }
   double work = std::max(total.computeS, total.memoryS);
+  if (!apart.empty()) {
+    double crossing = 0;
+    std::vector<ValueId> seen;
+    for (NodeId m : apart) {
+      for (ValueId v : c.g.node(m).inputs) {
+        NodeId p = v == kNoValue ? -1 : c.g.value(v).producer;
+        if (p < 0 || std::find(members.begin(), members.end(), p) == members.end() ||
+            std::find(apart.begin(), apart.end(), p) != apart.end() ||
+            std::find(seen.begin(), seen.end(), v) != seen.end()) {
+          continue;
+        }
+        seen.push_back(v);
+        crossing += c.bytes[static_cast<size_t>(v)] * storageFactor(c.g.value(v).mir.storage);
+      }
+    }
+    Efficiency elt = effectiveRates(c.hw, "nvrtc.eltwise", "eltwise.stream");
+    double bw = streamingBandwidth(c.hw, "nvrtc.eltwise", "eltwise.stream", crossing, elt.bytesPerS);
+    double crossS = bw > 0 ? crossing / bw : 0;
+    total.memoryS += crossS;
+    work = std::max(total.computeS, total.memoryS) + std::max(apartComputeS, apartMemoryS + crossS);
+    total.computeS += apartComputeS;
+    total.memoryS += apartMemoryS + crossS;
+    total.launchS += c.cache.graphFloorS;
+  }
   total.seconds = work + total.launchS;
   if (total.kernel == "view") total.bound = Bound::kFree;
   else if (total.launchS >= work) total.bound = Bound::kLaunch;

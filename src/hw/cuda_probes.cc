@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 
 #include "backends/cuda/cuda_timing.h"
 #include "cagr/analysis.h"
@@ -15,6 +16,7 @@
 #include "cagr/mir.h"
 #include "cagr/text.h"
 #include "hw/microbench.h"
+#include "ir/text_format.h"
 
 namespace cagr::hw {
 namespace {
@@ -109,6 +111,83 @@ CudaProbeSpec gemmLayer(const std::string& kernel, const std::string& cls, int64
   return s;
 }
 
+/// Table-batched lookups (EmbeddingBags, one id per table and row): `lookups`
+/// constant [1000, dim] tables read with `fields` id columns (lookups >
+/// fields: the ids are shared through `slots`, as Wide&Deep's wide and deep
+/// tables share theirs), priced by tables x rows (bytes).
+CudaProbeSpec multiTableBags(int64_t fields, int64_t lookups, int64_t dim, std::vector<int64_t> rows) {
+  CudaProbeSpec s;
+  s.kernel = "nvrtc.embedding";
+  s.shapeClass = "gather.tables";
+  const Input ids{{fields}, false, 1000};
+  s.inputs = {ids};
+  s.outType = tensorType({lookups * dim});
+  std::string args, types, slots;
+  const int64_t tables = lookups;
+  for (int64_t t = 0; t < tables; ++t) {
+    std::string name = "%t" + std::to_string(t);
+    s.body += constantLine(name, {1000, dim}, 0.01 + 0.001 * static_cast<double>(t));
+    args += name + ", ";
+    types += fixedType({1000, dim}) + ", ";
+  }
+  for (int64_t l = 0; l < lookups; ++l) slots += (l == 0 ? "" : ", ") + std::to_string(l % fields);
+  std::string attrs = fmt("num_tables = %lld : i64, mode = \"sum\"", static_cast<long long>(lookups));
+  if (lookups != fields) attrs += ", slots = [" + slots + "]";
+  s.body += opLine("%out", "embedding_bags", args + "%arg0", attrs, types + ids.type(), s.outType);
+  s.label = fmt("embedding_bags of %lld one-hot [1000,%lld] tables over %lld id columns",
+                static_cast<long long>(lookups), static_cast<long long>(dim), static_cast<long long>(fields));
+  s.rows = std::move(rows);
+  return s;
+}
+
+/// A constant tensor line of any dtype (dense data, hex past 16 elements).
+std::string tensorConstantLine(const std::string& res, const Tensor& t) {
+  std::string type = text::tensorTypeString(TensorType{t.dtype(), t.shape()});
+  return "    " + res + " = \"cagr.constant\"() {name = \"" + res.substr(1) + "\", value = " + text::denseLiteral(t) +
+         " : " + type + "} : () -> " + type + "\n";
+}
+
+/// CSR SpMM of a constant [rows, rows] matrix with a constant [rows, k]
+/// dense operand (NGCF's graph propagation): every row `perRow` entries, or
+/// (`skewed`) one row in 100 with 32 * perRow entries and the others fewer,
+/// so the mean stays ~perRow (NGCF's longest row is ~31x its mean). Columns
+/// uniform. No batch dimension: the plan is the same at every N.
+CudaProbeSpec spmmCsr(int64_t rows, int64_t perRow, int64_t k, bool skewed) {
+  CudaProbeSpec s;
+  s.kernel = "nvrtc.spmm";
+  s.shapeClass = skewed ? "spmm.skewed" : "spmm.csr";
+  std::vector<int64_t> len(static_cast<size_t>(rows), perRow);
+  if (skewed) {
+    int64_t shortLen = std::max<int64_t>(1, (perRow * 100 - 32 * perRow) / 99);
+    for (int64_t r = 0; r < rows; ++r) len[static_cast<size_t>(r)] = r % 100 == 0 ? 32 * perRow : shortLen;
+  }
+  Tensor rowPtr(DType::kI64, {rows + 1});
+  int64_t nnz = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    rowPtr.data<int64_t>()[r] = nnz;
+    nnz += len[static_cast<size_t>(r)];
+  }
+  rowPtr.data<int64_t>()[rows] = nnz;
+  Tensor col(DType::kI64, {nnz});
+  std::mt19937_64 rng(11);
+  for (int64_t p = 0; p < nnz; ++p) col.data<int64_t>()[p] = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows));
+  s.body = tensorConstantLine("%rp", rowPtr) + tensorConstantLine("%ci", col) + constantLine("%v", {nnz}, 0.05) +
+           constantLine("%x", {rows, k}, 0.01);
+  s.outType = fixedType({rows, k});
+  s.body += opLine("%out", "spmm", "%rp, %ci, %v, %x",
+                   fmt("rows = %lld : i64, cols = %lld : i64", static_cast<long long>(rows),
+                       static_cast<long long>(rows)),
+                   fmt("tensor<%lldxi64>, tensor<%lldxi64>, ", static_cast<long long>(rows + 1),
+                       static_cast<long long>(nnz)) +
+                       fixedType({nnz}) + ", " + fixedType({rows, k}),
+                   s.outType);
+  s.label = fmt("spmm %s [%lld,%lld] (%lld entries) x [%lld,%lld]", skewed ? "skewed" : "uniform",
+                static_cast<long long>(rows), static_cast<long long>(rows), static_cast<long long>(nnz),
+                static_cast<long long>(rows), static_cast<long long>(k));
+  s.rows = {1};
+  return s;
+}
+
 }  // namespace
 
 std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
@@ -147,6 +226,17 @@ std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
   out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.small", 64, 16, batches));
   out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.medium", 256, 64, batches));
   out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.skinny", 256, 1, batches));
+  // Table-batched one-hot lookups (DCN-v2 / DLRM's 26 tables, Wide&Deep's
+  // 52 lookups into 26): their own curve, not the one-table probe's.
+  const std::vector<int64_t> tbeRows = pick(quick, {256, 1024, 4096, 16384, 65536}, {256, 4096});
+  out.push_back(multiTableBags(26, 26, 16, tbeRows));
+  out.push_back(multiTableBags(26, 52, 16, tbeRows));
+  // NGCF's CSR SpMM (64 columns): uniform rows and skewed ones, from L2-sized
+  // to larger graphs.
+  for (int64_t rows : quick ? std::vector<int64_t>{2000} : std::vector<int64_t>{2000, 8000, 32000}) {
+    out.push_back(spmmCsr(rows, 16, 64, false));
+    out.push_back(spmmCsr(rows, 16, 64, true));
+  }
   // xDeepFM's CIN layers: 22 fields of 16, 200 maps.
   const std::vector<int64_t> cinRows = pick(quick, {4, 64, 256, 1024, 4096, 8192}, {4, 256});
   std::vector<std::string> cinKernels = {"nvrtc.cin"};

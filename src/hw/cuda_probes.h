@@ -3,7 +3,8 @@
 // CUDA events around each step, steps issued one by one), so the profile
 // prices the kernels CAGR's plans really run on the GPU — the NVRTC-generated
 // elementwise, reduction, movement, embedding-bag (one-hot and multi-hot,
-// cached and large tables), interaction, FM and CIN kernels (xDeepFM's layer
+// cached and large tables; table-batched over 26 / 52 tables), CSR SpMM
+// (uniform and skewed rows), interaction, FM and CIN kernels (xDeepFM's layer
 // sizes on nvrtc.cin and cublaslt.cin, fp32 / tf32 / bf16 math) — instead of
 // cuBLAS curves or the profiler's streaming loops; and a
 // chain of tiny kernels replayed as one CUDA graph gives the per-kernel floor
