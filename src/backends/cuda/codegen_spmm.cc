@@ -21,15 +21,16 @@ namespace cagr::cuda::gen {
 namespace {
 
 void replaceAll(std::string& s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
 }
 
 // The kernel body; $-names are substituted by generateSpmm.
 constexpr const char* kBody = R"(  constexpr int V = $V, L = $L, G = 256 / L;
   constexpr long long T = $T;
   const long long R = $R, E = $E, C = $C;
-  const long long* __restrict__ rp = $RP;
-  const long long* __restrict__ ci = $CI;
+  const $PT* __restrict__ rp = $RP;
+  const $IT* __restrict__ ci = $CI;
   const float* __restrict__ va = $VA;
   const float* __restrict__ x = $X;
   float* __restrict__ y = $Y;
@@ -142,10 +143,10 @@ StatusOr<GeneratedKernel> generateSpmm(const CodegenRequest& r, std::string& src
       g.value(dense).mir.storage != Precision::kF32 || g.value(val).mir.storage != Precision::kF32) {
     return unsupportedAt(g, id, "operands are not f32 values and an f32 [C, K] matrix with static K");
   }
-  if (g.type(rowPtr).dtype != DType::kI64 || g.type(col).dtype != DType::kI64 || g.type(rowPtr).rank() != 1 ||
-      g.type(col).rank() != 1) {
-    return unsupportedAt(g, id, "row_ptr and col_idx are not i64 vectors");
-  }
+  auto index = [&](ValueId v) {
+    return (g.type(v).dtype == DType::kI64 || g.type(v).dtype == DType::kI32) && g.type(v).rank() == 1;
+  };
+  if (!index(rowPtr) || !index(col)) return unsupportedAt(g, id, "row_ptr and col_idx are not i64 / i32 vectors");
   int64_t K = dd[1];
   int vec = K % 4 == 0 ? 4 : K % 2 == 0 ? 2 : 1, lanes = 1;
   while (lanes < 32 && lanes * vec < K) lanes *= 2;
@@ -155,7 +156,9 @@ StatusOr<GeneratedKernel> generateSpmm(const CodegenRequest& r, std::string& src
   std::string body = kBody;
   // Serial rows up to 32 entries; each block's share of the nnz is ~8 entries per group.
   int64_t perBlock = 8LL * groups;
-  // Longer names first ($RP before $R, $CI before $C, $VA before $V).
+  // Longer names first ($RP before $R, $CI before $C, $VA before $V); the index types before all.
+  replaceAll(body, "$PT", storageType(g, rowPtr));
+  replaceAll(body, "$IT", storageType(g, col));
   replaceAll(body, "$RP", k.in(rowPtr));
   replaceAll(body, "$CI", k.in(col));
   replaceAll(body, "$VA", k.in(val));
