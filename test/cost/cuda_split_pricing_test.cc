@@ -108,8 +108,9 @@ TEST(CudaSplitPricing, MultiTableLookupsUseTheirOwnProbeCurve) {
 
 TEST(CudaSplitPricing, SpmmIsPricedByItsOwnEntrySkewedRowsApart) {
   HardwareProfile hw = probed(true);
-  Graph uniform = parsed(specFor("nvrtc.spmm", "spmm.csr").text(), "uniform spmm");
-  Graph skewed = parsed(specFor("nvrtc.spmm", "spmm.skewed").text(), "skewed spmm");
+  // The 2000-node graphs (the first of each is the 100-node floor probe).
+  Graph uniform = parsed(specFor("nvrtc.spmm", "spmm.csr", 1).text(), "uniform spmm");
+  Graph skewed = parsed(specFor("nvrtc.spmm", "spmm.skewed", 1).text(), "skewed spmm");
   EXPECT_NE(only(priced(hw, uniform, 1)).kernel, "nvrtc.spmm");  // no entry: the lookup default
   hw.efficiencies.push_back(bytesEntry("nvrtc.spmm", "spmm.csr", 4e-6, {{1e5, 1e11}, {1e9, 2e12}}));
   KernelEstimate u = only(priced(hw, uniform, 1));
