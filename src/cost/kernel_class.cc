@@ -228,7 +228,14 @@ std::pair<std::string, std::string> generatedOnCuda(const HardwareProfile& hw, c
         if (n.op == OpKind::kEmbeddingBags) cls = tableFitsInCache(hw, g, n) ? "gather.cached" : "gather.zipf";
         // Many tables in one kernel: the probe of 26 / 52 tables (its curve
         // over bytes = tables x rows), not the one-table one.
+        // Tables of unequal widths (DeepFM / Wide&Deep's 16-wide and 1-wide)
+        // drop the kernel to scalar loads: their own probe, else the equal one.
         if (n.op == OpKind::kEmbeddingBags && n.attrs.getInt("num_tables", 1) > 1 && cls == "gather.cached") {
+          bool mixed = false;
+          for (int64_t t = 1; t < n.attrs.getInt("num_tables", 1) && t < static_cast<int64_t>(n.inputs.size()); ++t) {
+            mixed = mixed || g.type(n.inputs[static_cast<size_t>(t)]).dims.back() != g.type(n.inputs[0]).dims.back();
+          }
+          if (mixed) tries.push_back({"nvrtc.embedding", "gather.tables_mixed"});
           tries.push_back({"nvrtc.embedding", "gather.tables"});
         }
         tries.push_back({"nvrtc.embedding", cls});
@@ -374,6 +381,19 @@ double cacheBandwidthFor(const HardwareProfile& hw, double workingSetBytes) {
     if (workingSetBytes <= hw.memory[i].sizeBytes.value) return hw.memory[i].bandwidth.value;
   }
   return 0;
+}
+
+double tableBatchPadding(const Graph& g, const Node& n, const std::vector<int64_t>& outShape) {
+  if (n.op != OpKind::kEmbeddingBags || outShape.empty()) return 0;
+  const size_t tables = static_cast<size_t>(n.attrs.getInt("num_tables", 1));
+  if (tables < 2 || tables > n.inputs.size()) return 0;
+  int64_t widest = 0, sum = 0;
+  for (size_t t = 0; t < tables; ++t) {
+    int64_t w = g.type(n.inputs[t]).dims.back();
+    widest = std::max(widest, w);
+    sum += w;
+  }
+  return static_cast<double>(outShape[0]) * static_cast<double>(widest * static_cast<int64_t>(tables) - sum) * 8.0;
 }
 
 double internalTraffic(const Graph& g, const GraphStats& stats, const std::vector<char>& member) {

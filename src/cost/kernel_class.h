@@ -106,6 +106,15 @@ double graphReplayFixed(const HardwareProfile& hw);
 /// CAGR's own kernels built on a library (cublaslt.cin).
 bool libraryGemmKernel(const std::string& kernel);
 
+/// Extra bytes a table-batched lookup (EmbeddingBags) moves on the CUDA
+/// backend's kernel beyond the op table's count: one lane group per lookup
+/// spans the widest table's row, so each lookup of a narrower table costs
+/// a widest-table row read and written (rows x sum over tables of
+/// (widest - width) x 8 bytes). 0 for other nodes or equal widths. The
+/// gather.tables probes record their bytes with it, as the cost model
+/// prices them.
+double tableBatchPadding(const Graph& g, const Node& n, const std::vector<int64_t>& outShape);
+
 /// Bytes written by group members and read only inside the group.
 double internalTraffic(const Graph& g, const GraphStats& stats, const std::vector<char>& member);
 /// Number of reductions inside a group (each adds a synchronisation).

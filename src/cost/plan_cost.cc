@@ -204,6 +204,9 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
     eff = effectiveRates(c.hw, name, cls, counts.flops);
   }
   double bytes = counts.bytesRead + counts.bytesWritten;
+  if (cls.rfind("gather.tables", 0) == 0) {
+    bytes += tableBatchPadding(c.g, n, c.stats.nodes[static_cast<size_t>(id)].outShapes[0]);
+  }
   if (libraryRates != nullptr) {
     *libraryRates = libraryGemmKernel(custom ? name : c.cache.kernel[static_cast<size_t>(id)]);
   }

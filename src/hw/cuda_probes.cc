@@ -15,6 +15,7 @@
 #include "cagr/backend.h"
 #include "cagr/mir.h"
 #include "cagr/text.h"
+#include "cost/kernel_class.h"
 #include "hw/microbench.h"
 #include "ir/text_format.h"
 
@@ -115,27 +116,35 @@ CudaProbeSpec gemmLayer(const std::string& kernel, const std::string& cls, int64
 /// constant [1000, dim] tables read with `fields` id columns (lookups >
 /// fields: the ids are shared through `slots`, as Wide&Deep's wide and deep
 /// tables share theirs), priced by tables x rows (bytes).
-CudaProbeSpec multiTableBags(int64_t fields, int64_t lookups, int64_t dim, std::vector<int64_t> rows) {
+/// `narrow` > 0: the tables past the first `fields` are [1000, narrow]
+/// (Wide&Deep's 1-wide wide part), class gather.tables_mixed.
+CudaProbeSpec multiTableBags(int64_t fields, int64_t lookups, int64_t dim, std::vector<int64_t> rows,
+                             int64_t narrow = 0) {
   CudaProbeSpec s;
   s.kernel = "nvrtc.embedding";
-  s.shapeClass = "gather.tables";
+  s.shapeClass = narrow > 0 ? "gather.tables_mixed" : "gather.tables";
   const Input ids{{fields}, false, 1000};
   s.inputs = {ids};
-  s.outType = tensorType({lookups * dim});
   std::string args, types, slots;
   const int64_t tables = lookups;
+  int64_t width = 0;
   for (int64_t t = 0; t < tables; ++t) {
     std::string name = "%t" + std::to_string(t);
-    s.body += constantLine(name, {1000, dim}, 0.01 + 0.001 * static_cast<double>(t));
+    const int64_t d = narrow > 0 && t >= fields ? narrow : dim;
+    width += d;
+    s.body += constantLine(name, {1000, d}, 0.01 + 0.001 * static_cast<double>(t));
     args += name + ", ";
-    types += fixedType({1000, dim}) + ", ";
+    types += fixedType({1000, d}) + ", ";
   }
+  s.outType = tensorType({width});
   for (int64_t l = 0; l < lookups; ++l) slots += (l == 0 ? "" : ", ") + std::to_string(l % fields);
   std::string attrs = fmt("num_tables = %lld : i64, mode = \"sum\"", static_cast<long long>(lookups));
   if (lookups != fields) attrs += ", slots = [" + slots + "]";
   s.body += opLine("%out", "embedding_bags", args + "%arg0", attrs, types + ids.type(), s.outType);
   s.label = fmt("embedding_bags of %lld one-hot [1000,%lld] tables over %lld id columns",
                 static_cast<long long>(lookups), static_cast<long long>(dim), static_cast<long long>(fields));
+  if (narrow > 0) s.label += fmt(" (the last %lld [1000,%lld])", static_cast<long long>(lookups - fields),
+                                 static_cast<long long>(narrow));
   s.rows = std::move(rows);
   return s;
 }
@@ -232,6 +241,7 @@ std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
   const std::vector<int64_t> tbeRows = pick(quick, {4, 256, 1024, 4096, 16384, 65536}, {4, 4096});
   out.push_back(multiTableBags(26, 26, 16, tbeRows));
   out.push_back(multiTableBags(26, 52, 16, tbeRows));
+  out.push_back(multiTableBags(26, 52, 16, tbeRows, 1));
   // NGCF's CSR SpMM (64 columns): uniform rows and skewed ones, from L2-sized
   // to larger graphs; 100 rows (1,600 entries) is the smallest call, whose
   // time is the entries' overhead.
@@ -310,6 +320,10 @@ Status runSpec(ExecutionBackend& backend, const CudaProbeSpec& s, double seconds
       const OpCounts& oc = stats.nodes[static_cast<size_t>(id)].counts;
       bytes += oc.bytesRead + oc.bytesWritten;
       flops += oc.flops;
+      // Table-batched lookups: the bytes the cost model prices them by.
+      if (s.shapeClass.rfind("gather.tables", 0) == 0) {
+        bytes += tableBatchPadding(c.plan, c.plan.node(id), stats.nodes[static_cast<size_t>(id)].outShapes[0]);
+      }
     }
     out.probes.points.push_back(ProbePoint{s.kernel, s.shapeClass,
                                            fmt("%s, N=%lld (%s)", s.label.c_str(), static_cast<long long>(n),

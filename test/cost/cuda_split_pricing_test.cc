@@ -101,6 +101,23 @@ TEST(CudaSplitPricing, MultiTableLookupsUseTheirOwnProbeCurve) {
   // (a flat curve here, so the time follows the bytes).
   EXPECT_GT(b.memoryS, 1.5 * a.memoryS);
   EXPECT_GT(a.memoryS, only(priced(probed(true), t26, 4096)).memoryS);
+  // Tables of unequal widths (16 and 1, Wide&Deep's): each 1-wide lookup
+  // costs a 16-wide row on the kernel (padding bytes), and their own entry
+  // where the profile has one.
+  Graph mixed = parsed(specFor("nvrtc.embedding", "gather.tables_mixed").text(), "mixed widths");
+  KernelEstimate m = only(priced(hw, mixed, 4096));
+  EXPECT_EQ(m.shapeClass, "gather.tables");
+  auto ms = computeStats(mixed, defaultBindings(mixed, 4096));
+  ASSERT_TRUE(ms.isOk());
+  const Node& bags = mixed.nodes().back();
+  double pad = tableBatchPadding(mixed, bags, ms->nodes.back().outShapes[0]);
+  EXPECT_DOUBLE_EQ(pad, 4096.0 * 26 * 15 * 8);
+  double mb = ms->nodes.back().counts.bytesRead + ms->nodes.back().counts.bytesWritten + pad;
+  EXPECT_NEAR(m.memoryS, mb / tables->rateAt(mb), 1e-12);
+  EXPECT_DOUBLE_EQ(tableBatchPadding(t26, t26.nodes().back(), {4096, 416}), 0.0);
+  hw.efficiencies.push_back(bytesEntry("nvrtc.embedding", "gather.tables_mixed", 4e-6, {{1e5, 1e11}, {1e9, 1e11}}));
+  EXPECT_EQ(only(priced(hw, mixed, 4096)).shapeClass, "gather.tables_mixed");
+  EXPECT_EQ(only(priced(hw, t52, 4096)).shapeClass, "gather.tables");
   // A one-table lookup keeps the one-table entry.
   Graph one = parsed(specFor("nvrtc.embedding", "gather.cached").text(), "one table");
   EXPECT_EQ(only(priced(hw, one, 4096)).shapeClass, "gather.cached");
