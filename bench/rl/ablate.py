@@ -51,7 +51,9 @@ VARIANTS = {
 # Few-shot fine-tuning to tpu-v4: <= 20 PPO episodes, no imitation (no expert search on the new platform).
 FINETUNE_ARGS = ["--platform", TPU_V4, "--no-imitation", "--synthetic", "0", "--updates", "5",
                  "--episodes-per-platform", "4", "--episodes", "20"]
-FINETUNES = {"finetune-default": "policies/default.rlp", "finetune-baseline": "{out}/baseline.rlp"}
+FINETUNES = {"finetune-default": "policies/default.rlp", "finetune-baseline": "{out}/baseline.rlp",
+             "finetune-train-v100": "{out}/train-v100.rlp",
+             "finetune-train-v100-mi100-tpu-v3": "{out}/train-v100-mi100-tpu-v3.rlp"}
 
 
 def train_cmd(a, name):
@@ -291,14 +293,18 @@ def report(a, metas):
         md += ["", "## tpu-v4: left out, and few-shot fine-tuning", "",
                "The in-platform policy is `with-tpu-v4` (the default recipe with tpu-v4 added, same budget). "
                "Ratio = a policy's modelled latency reduction over none on tpu-v4, summed over the 8 zoo models, "
-               "divided by the in-platform policy's (per-model mean in brackets). Fine-tuning: `cagr train "
+               "divided by the in-platform policy's, and the mean over the models of the same ratio per model; W/T/L "
+               "counts models where the policy's plan is faster / equal / slower than the in-platform policy's. "
+               "Fine-tuning: `cagr train "
                "--finetune POLICY --platform src/hw/profiles/tpu-v4.json --no-imitation --synthetic 0 --updates 5 "
                "--episodes-per-platform 4 --episodes 20`: 20 PPO episodes on tpu-v4 (zoo training models), plus "
                "the greedy evaluations that choose between the starting weights and the fine-tuned ones "
-               "(6 greedy episodes each, before and after).", "",
+               "(6 greedy episodes each, before and after); 'weights kept' says which the file holds (the starting "
+               "weights when no fine-tuned evaluation beats them).", "",
                "| policy | tpu-v4 in training | gain ms (sum) | / in-platform gain | per-model mean | "
-               "share of beam gain | vs in-platform W/T/L |", "|---|---|---|---|---|---|---|"]
-        for n in ["with-tpu-v4", "baseline", "default", "finetune-baseline", "finetune-default"]:
+               "share of beam gain | vs in-platform W/T/L | weights kept |", "|---|---|---|---|---|---|---|---|"]
+        for n in ["with-tpu-v4", "baseline", "default", "finetune-baseline", "finetune-default", "train-v100",
+                  "finetune-train-v100", "train-v100-mi100-tpu-v3", "finetune-train-v100-mi100-tpu-v3"]:
             if n not in rows:
                 continue
             rs = [r for r in rows[n] if r["platform"] == "tpu-v4"]
@@ -307,9 +313,14 @@ def report(a, metas):
                        for r in rs if rleval.gain(inplat[r["model"]], "rl") > 0)
             w, t, l = wtl([dict(r, ref=inplat[r["model"]]["rl"]) for r in rs], "rl", "ref")
             how = {"with-tpu-v4": "yes (all updates)", "baseline": "no", "default": "no",
-                   "finetune-baseline": "20 episodes, from baseline", "finetune-default": "20 episodes, from default.rlp"}[n]
+                   "finetune-baseline": "20 episodes, from baseline", "finetune-default": "20 episodes, from default.rlp",
+                   "train-v100": "no", "finetune-train-v100": "20 episodes, from train-v100",
+                   "train-v100-mi100-tpu-v3": "no",
+                   "finetune-train-v100-mi100-tpu-v3": "20 episodes, from train-v100-mi100-tpu-v3"}[n]
+            sel = metas.get(n, {}).get("selected", "")
+            sel = sel[sel.rfind("(") + 1:-1] if sel.endswith(")") else "-"
             md.append(f"| {n} | {how} | {g:.4f} | {pct(g / g_in) if g_in > 0 else 'n/a'} | {pct(per)} | "
-                      f"{pct(mean(share(r) for r in rs))} | {w} / {t} / {l} |")
+                      f"{pct(mean(share(r) for r in rs))} | {w} / {t} / {l} | {sel} |")
         js["tpu_v4_in_platform_gain_ms"] = g_in
     with open(a.md_generalization, "w") as f:
         f.write("\n".join(md) + "\n")
