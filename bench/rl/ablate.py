@@ -172,6 +172,18 @@ def stats(rows, pol="rl"):
             "pooled_gain_ms": sum(rleval.gain(r, pol) for r in rows)}
 
 
+def slim(js, names):
+    """The report's JSON: the search policies' cells once, then each policy's `rl` cells."""
+    out = {k: v for k, v in js.items() if k not in ("rows", "stats", "training")}
+    out["training"] = {n: js["training"][n] for n in names if n in js["training"]}
+    out["stats"] = {n: js["stats"][n] for n in names}
+    first = js["rows"][names[0]] if names else []
+    out["search_cells"] = {f"{r['model']}/{r['platform']}": {p: r[p] for p in SEARCH} for r in
+                           (js["rows"]["default"] if "default" in js["rows"] else first)}
+    out["rl_cells"] = {n: {f"{r['model']}/{r['platform']}": r["rl"] for r in js["rows"][n]} for n in names}
+    return out
+
+
 def pct(x):
     return "n/a" if x != x else f"{100 * x:.1f}%"
 
@@ -258,7 +270,7 @@ def report(a, metas):
     with open(a.md_ablations, "w") as f:
         f.write("\n".join(md) + "\n")
     with open(a.json_ablations, "w") as f:
-        json.dump({k: v for k, v in js.items() if k != "rows"} | {"rows": {n: rows[n] for n in abl}}, f, indent=1)
+        json.dump(slim(js, abl), f, indent=1)
 
     # --- generalization, left-out platform, few-shot ---
     gen = [n for n in ["train-v100", "train-v100-mi100", "train-v100-mi100-tpu-v3", "baseline", "with-tpu-v4",
@@ -325,8 +337,7 @@ def report(a, metas):
     with open(a.md_generalization, "w") as f:
         f.write("\n".join(md) + "\n")
     with open(a.json_generalization, "w") as f:
-        keep = gen + [n for n in FINETUNES if n in rows]
-        json.dump({k: v for k, v in js.items() if k != "rows"} | {"rows": {n: rows[n] for n in keep}}, f, indent=1)
+        json.dump(slim(js, gen + [n for n in FINETUNES if n in rows]), f, indent=1)
     print("\n".join(md))
 
 
