@@ -143,8 +143,9 @@ CudaProbeSpec multiTableBags(int64_t fields, int64_t lookups, int64_t dim, std::
   s.body += opLine("%out", "embedding_bags", args + "%arg0", attrs, types + ids.type(), s.outType);
   s.label = fmt("embedding_bags of %lld one-hot [1000,%lld] tables over %lld id columns",
                 static_cast<long long>(lookups), static_cast<long long>(dim), static_cast<long long>(fields));
-  if (narrow > 0) s.label += fmt(" (the last %lld [1000,%lld])", static_cast<long long>(lookups - fields),
-                                 static_cast<long long>(narrow));
+  if (narrow > 0)
+    s.label +=
+        fmt(" (the last %lld [1000,%lld])", static_cast<long long>(lookups - fields), static_cast<long long>(narrow));
   s.rows = std::move(rows);
   return s;
 }
@@ -183,13 +184,12 @@ CudaProbeSpec spmmCsr(int64_t rows, int64_t perRow, int64_t k, bool skewed) {
   s.body = tensorConstantLine("%rp", rowPtr) + tensorConstantLine("%ci", col) + constantLine("%v", {nnz}, 0.05) +
            constantLine("%x", {rows, k}, 0.01);
   s.outType = fixedType({rows, k});
-  s.body += opLine("%out", "spmm", "%rp, %ci, %v, %x",
-                   fmt("rows = %lld : i64, cols = %lld : i64", static_cast<long long>(rows),
-                       static_cast<long long>(rows)),
-                   fmt("tensor<%lldxi64>, tensor<%lldxi64>, ", static_cast<long long>(rows + 1),
-                       static_cast<long long>(nnz)) +
-                       fixedType({nnz}) + ", " + fixedType({rows, k}),
-                   s.outType);
+  s.body += opLine(
+      "%out", "spmm", "%rp, %ci, %v, %x",
+      fmt("rows = %lld : i64, cols = %lld : i64", static_cast<long long>(rows), static_cast<long long>(rows)),
+      fmt("tensor<%lldxi64>, tensor<%lldxi64>, ", static_cast<long long>(rows + 1), static_cast<long long>(nnz)) +
+          fixedType({nnz}) + ", " + fixedType({rows, k}),
+      s.outType);
   s.label = fmt("spmm %s [%lld,%lld] (%lld entries) x [%lld,%lld]", skewed ? "skewed" : "uniform",
                 static_cast<long long>(rows), static_cast<long long>(rows), static_cast<long long>(nnz),
                 static_cast<long long>(rows), static_cast<long long>(k));

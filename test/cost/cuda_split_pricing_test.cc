@@ -151,12 +151,14 @@ TEST(CudaSplitPricing, SpmmIsPricedByItsOwnEntrySkewedRowsApart) {
 // "mul" then "add" of x; "relu": a ReLU the cuBLASLt epilogue runs).
 Graph gemmGroup(const std::string& tail) {
   const std::string t = tensorType({64}), grp = "cagr.group = 0 : i64";
-  std::string body = constantLine("%w", {64, 64}, 0.01) + constantLine("%b", {64}, 0.01) +
-                     opLine("%g", "gemm", "%arg0, %w, %b", grp, t + ", " + fixedType({64, 64}) + ", " + fixedType({64}), t);
+  std::string body =
+      constantLine("%w", {64, 64}, 0.01) + constantLine("%b", {64}, 0.01) +
+      opLine("%g", "gemm", "%arg0, %w, %b", grp, t + ", " + fixedType({64, 64}) + ", " + fixedType({64}), t);
   if (tail == "relu") {
     body += opLine("%out", "relu", "%g", grp, t, t);
   } else {
-    body += opLine("%m", "mul", "%arg0, %g", grp, t + ", " + t, t) + opLine("%out", "add", "%m, %arg0", grp, t + ", " + t, t);
+    body += opLine("%m", "mul", "%arg0, %g", grp, t + ", " + t, t) +
+            opLine("%out", "add", "%m, %arg0", grp, t + ", " + t, t);
   }
   return parsed(hw::probe::graphText({Input{{64}}}, body, t), "gemm + " + tail);
 }
