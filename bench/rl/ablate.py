@@ -53,14 +53,25 @@ FINETUNE_ARGS = ["--platform", TPU_V4, "--no-imitation", "--synthetic", "0", "--
                  "--episodes-per-platform", "4", "--episodes", "20"]
 FINETUNES = {"finetune-default": "policies/default.rlp", "finetune-baseline": "{out}/baseline.rlp",
              "finetune-train-v100": "{out}/train-v100.rlp",
-             "finetune-train-v100-mi100-tpu-v3": "{out}/train-v100-mi100-tpu-v3.rlp"}
+             "finetune-train-v100-mi100-tpu-v3": "{out}/train-v100-mi100-tpu-v3.rlp",
+             **{f"finetune-train-v100-s{k}": "{out}/train-v100.rlp" for k in range(2, 6)}}
+# The few-shot result depends on the seed of its 20 episodes: the same fine-tuning with seeds 2-5.
+FINETUNE_OVERRIDES = {f"finetune-train-v100-s{k}": ["--seed", str(k)] for k in range(2, 6)}
+
+
+def with_overrides(args, overrides):
+    """`args` with the values of the options in `overrides` (pairs) replaced."""
+    out = list(args)
+    for k in range(0, len(overrides), 2):
+        out[out.index(overrides[k]) + 1] = overrides[k + 1]
+    return out
 
 
 def train_cmd(a, name):
     if name in FINETUNES:
         init = FINETUNES[name].format(out=a.out)
-        return [a.cagr, "train", "--seed", str(a.seed), "--threads", str(a.threads), "--finetune", init] + \
-            FINETUNE_ARGS + ["-o", f"{a.out}/{name}.rlp"]
+        return with_overrides([a.cagr, "train", "--seed", str(a.seed), "--threads", str(a.threads), "--finetune", init] +
+                              FINETUNE_ARGS, FINETUNE_OVERRIDES.get(name, [])) + ["-o", f"{a.out}/{name}.rlp"]
     return [a.cagr, "train", "--seed", str(a.seed), "--updates", str(a.updates), "--threads", str(a.threads)] + \
         VARIANTS[name][1] + ["-o", f"{a.out}/{name}.rlp"]
 
@@ -316,7 +327,8 @@ def report(a, metas):
                "| policy | tpu-v4 in training | gain ms (sum) | / in-platform gain | per-model mean | "
                "share of beam gain | vs in-platform W/T/L | weights kept |", "|---|---|---|---|---|---|---|---|"]
         for n in ["with-tpu-v4", "baseline", "default", "finetune-baseline", "finetune-default", "train-v100",
-                  "finetune-train-v100", "train-v100-mi100-tpu-v3", "finetune-train-v100-mi100-tpu-v3"]:
+                  "finetune-train-v100"] + [f"finetune-train-v100-s{k}" for k in range(2, 6)] + ["train-v100-mi100-tpu-v3",
+                  "finetune-train-v100-mi100-tpu-v3"]:
             if n not in rows:
                 continue
             rs = [r for r in rows[n] if r["platform"] == "tpu-v4"]
@@ -327,6 +339,7 @@ def report(a, metas):
             how = {"with-tpu-v4": "yes (all updates)", "baseline": "no", "default": "no",
                    "finetune-baseline": "20 episodes, from baseline", "finetune-default": "20 episodes, from default.rlp",
                    "train-v100": "no", "finetune-train-v100": "20 episodes, from train-v100",
+                   **{f"finetune-train-v100-s{k}": f"20 episodes, from train-v100, --seed {k}" for k in range(2, 6)},
                    "train-v100-mi100-tpu-v3": "no",
                    "finetune-train-v100-mi100-tpu-v3": "20 episodes, from train-v100-mi100-tpu-v3"}[n]
             sel = metas.get(n, {}).get("selected", "")
