@@ -130,6 +130,8 @@ def evaluate(a, names):
             continue
         policy = "policies/default.rlp" if name == "default" else f"{a.out}/{name}.rlp"
         # Fine-tuned policies are for tpu-v4 only.
+        if name in FINETUNE_OVERRIDES:
+            continue  # judged by the greedy returns in its training log (see finetune_table)
         cells = [c for c in all_cells(a) if name not in FINETUNES or c[1] == "tpu-v4"]
         t0 = time.time()
         json.dump(eval_cells(a, policy, cells, ["rl"]), open(path, "w"), indent=1)
@@ -183,6 +185,31 @@ def stats(rows, pol="rl"):
             "pooled_gain_ms": sum(rleval.gain(r, pol) for r in rows)}
 
 
+def finetune_table(a, js):
+    """Every fine-tuning run's greedy mean return on the 6 tpu-v4 training cells, before and after, from its log."""
+    md = ["", "### Few-shot runs by their training logs", "",
+          "The greedy policy's mean return (modelled reward, lambda_m 0.1, lambda_c 0.2) on the 6 zoo training "
+          "models on tpu-v4, as `cagr train` evaluates it before and after the 20 episodes; seeds 2-5 repeat the "
+          "{v100} fine-tuning with another --seed (only the seed changes).", "",
+          "| run | seed | before | after 20 episodes | kept |", "|---|---|---|---|---|"]
+    js["finetune_log_returns"] = {}
+    for n in FINETUNES:
+        path = f"{a.out}/{n}.log"
+        if not os.path.exists(path):
+            continue
+        ret = {}
+        for l in open(path):
+            if l.startswith("[eval "):
+                ret[l[6:l.index("]")]] = float(l.split("mean return ")[1].split()[0])
+        seed = dict(zip(*[iter(FINETUNE_OVERRIDES.get(n, ["--seed", str(a.seed)]))] * 2))["--seed"]
+        after = [v for k, v in ret.items() if k.startswith("after update")]
+        kept = "initial weights" if max(after, default=-1) <= ret.get("initial weights", 0) else "fine-tuned"
+        js["finetune_log_returns"][n] = ret
+        md.append(f"| {n} | {seed} | {ret.get('initial weights', float('nan')):.4f} | "
+                  f"{after[-1] if after else float('nan'):.4f} | {kept} |")
+    return md
+
+
 def slim(js, names):
     """The report's JSON: the search policies' cells once, then each policy's `rl` cells."""
     out = {k: v for k, v in js.items() if k not in ("rows", "stats", "training")}
@@ -207,7 +234,9 @@ def header(a, title):
             "reward's lambda_c term; `cagr optimize --json` reports it as `variance`). Training wall times are "
             f"**measured** on this host ({host.machine()}, {os.cpu_count()} vCPU, shared with other builds). "
             "`rl` runs each policy greedily (`cagr optimize --policy rl:FILE`); none, greedy and beam:8 are run once "
-            "with the reward's defaults (lambda_m 0.1, lambda_c 0.2).", "",
+            "with the reward's defaults (lambda_m 0.1, lambda_c 0.2). Training and evaluation used one build "
+            f"({a.cagr}, built from the tree of commit {a.tree}); a change to the cost model or the rewrite engine "
+            "changes these numbers.", "",
             f"**Budget**: every trained variant, the default-recipe baseline included, ran exactly {a.updates} PPO "
             f"updates with --seed {a.seed} (reproducible, no wall-clock limit), so they compare like with like; "
             "`policies/default.rlp` (150 updates) is shown for reference only. Share of beam gain = the policy's "
@@ -327,7 +356,7 @@ def report(a, metas):
                "| policy | tpu-v4 in training | gain ms (sum) | / in-platform gain | per-model mean | "
                "share of beam gain | vs in-platform W/T/L | weights kept |", "|---|---|---|---|---|---|---|---|"]
         for n in ["with-tpu-v4", "baseline", "default", "finetune-baseline", "finetune-default", "train-v100",
-                  "finetune-train-v100"] + [f"finetune-train-v100-s{k}" for k in range(2, 6)] + ["train-v100-mi100-tpu-v3",
+                  "finetune-train-v100", "train-v100-mi100-tpu-v3",
                   "finetune-train-v100-mi100-tpu-v3"]:
             if n not in rows:
                 continue
@@ -347,6 +376,7 @@ def report(a, metas):
             md.append(f"| {n} | {how} | {g:.4f} | {pct(g / g_in) if g_in > 0 else 'n/a'} | {pct(per)} | "
                       f"{pct(mean(share(r) for r in rs))} | {w} / {t} / {l} | {sel} |")
         js["tpu_v4_in_platform_gain_ms"] = g_in
+        md += finetune_table(a, js)
     with open(a.md_generalization, "w") as f:
         f.write("\n".join(md) + "\n")
     with open(a.json_generalization, "w") as f:
@@ -367,6 +397,9 @@ def main():
     ap.add_argument("--models", default=",".join(rleval.MODELS))
     ap.add_argument("--platforms", default=",".join(rleval.PLATFORMS))
     ap.add_argument("--only", help="variants to train/evaluate (default: all)")
+    ap.add_argument("--tree", default=subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                                     text=True).stdout.strip(),
+                    help="the commit the build was made from, for the report (default: HEAD)")
     ap.add_argument("--stage", default="all", choices=["train", "eval", "report", "all"])
     ap.add_argument("--md-ablations", default="bench/results/rl_ablations.md")
     ap.add_argument("--json-ablations", default="bench/results/rl_ablations.json")
