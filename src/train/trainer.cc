@@ -341,7 +341,8 @@ Status Trainer::reinforce() {
     double meanReturn = 0;
     for (const Episode& e : episodes) perPlatformCount[static_cast<size_t>(e.platform)] += 1;
     for (const Episode& e : episodes) {
-      perPlatform[static_cast<size_t>(e.platform)] += e.episodeReturn / perPlatformCount[static_cast<size_t>(e.platform)];
+      perPlatform[static_cast<size_t>(e.platform)] +=
+          e.episodeReturn / perPlatformCount[static_cast<size_t>(e.platform)];
       meanReturn += e.episodeReturn / static_cast<double>(episodes.size());
       for (const Sample& s : e.samples) samples.push_back(&s);
     }

@@ -44,7 +44,8 @@ struct TrainOptions {
 struct TrainReport {
   double bestEvalReturn = 0;  // mean greedy return on the zoo training cells (modelled)
   double expertReturn = 0;    // the expert's mean return on the same cells (0 without imitation)
-  int updatesDone = 0, bcEpochsDone = 0, episodesDone = 0;  // episodesDone: PPO episodes sampled
+  int updatesDone = 0, bcEpochsDone = 0;
+  int episodesDone = 0;                    // PPO episodes sampled
   std::vector<double> bcLoss, bcAccuracy;  // per imitation epoch
   std::string selected;                    // which evaluation the written policy comes from
 };
