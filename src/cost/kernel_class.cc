@@ -214,8 +214,9 @@ std::pair<std::string, std::string> generatedOnCuda(const HardwareProfile& hw, c
     case OpKind::kSoftmax:
     case OpKind::kLayerNorm:
       // Row reductions the backend runs on its reduce kernel
-      // (backends/cuda/codegen_reduce.cc), not an elementwise stream.
-      tries = {{"nvrtc.reduce", "reduce.rows"}};
+      // (backends/cuda/codegen_reduce.cc), not an elementwise stream; its
+      // softmax probe where the profile has one (several passes a row).
+      tries = {{"nvrtc.reduce", "softmax.rows"}, {"nvrtc.reduce", "reduce.rows"}};
       break;
     default:
       if (kc.second.rfind("movement.", 0) == 0) {
@@ -318,6 +319,28 @@ double graphStepFloor(const HardwareProfile& hw) {
 double graphReplayFixed(const HardwareProfile& hw) {
   const KernelEfficiency* e = hw.efficiency(kGraphStepKernel, kGraphReplayClass);
   return e != nullptr && e->shapeClass == kGraphReplayClass ? e->overheadS : 0;
+}
+
+double singleStepFloor(const HardwareProfile& hw) {
+  const KernelEfficiency* e = hw.efficiency(kGraphStepKernel, kSingleStepFloorClass);
+  return e != nullptr && e->shapeClass == kSingleStepFloorClass ? e->overheadS : 0;
+}
+
+double probedMinimumRun(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass) {
+  if (kernel.rfind("nvrtc.", 0) != 0) return 0;
+  // The reference: the same harness's trivial kernel (an elementwise add's
+  // smallest call), else the single-step floor of a chain of tiny kernels.
+  // The reference: the same harness's trivial kernel (an elementwise add's
+  // smallest call, so timing and launch differences cancel), else the
+  // single-step floor of a chain of tiny kernels.
+  const KernelEfficiency* trivial = hw.efficiency(kTrivialProbeKernel, kTrivialProbeClass);
+  double single = trivial != nullptr && trivial->kernel == kTrivialProbeKernel &&
+                          trivial->shapeClass == kTrivialProbeClass && trivial->overheadS > 0
+                      ? trivial->overheadS
+                      : singleStepFloor(hw);
+  const KernelEfficiency* e = hw.efficiency(kernel, shapeClass);
+  if (single <= 0 || e == nullptr || e->kernel != kernel || e->shapeClass != shapeClass) return 0;
+  return std::max(0.0, e->overheadS - single);
 }
 
 bool libraryGemmKernel(const std::string& kernel) {

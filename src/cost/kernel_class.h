@@ -101,6 +101,24 @@ double graphStepFloor(const HardwareProfile& hw);
 inline constexpr const char* kGraphReplayClass = "launch.replay";
 double graphReplayFixed(const HardwareProfile& hw);
 
+/// One tiny generated kernel issued alone (no graph): the overhead_s of the
+/// profile's kGraphStepKernel / kSingleStepFloorClass entry, or 0 when it has
+/// none. The CUDA backend probes (nvrtc.*) time their calls this way, so an
+/// entry's overhead_s (its smallest call) is this floor plus the kernel's
+/// own shortest run, which a graph replay still pays: probedMinimumRun().
+inline constexpr const char* kSingleStepFloorClass = "launch.single";
+double singleStepFloor(const HardwareProfile& hw);
+
+/// The shortest run of a CUDA-backend-probed kernel beyond the launch floor:
+/// overhead_s of the (kernel, shapeClass) entry less the trivial probe
+/// kernel's (kTrivialProbeKernel / kTrivialProbeClass; singleStepFloor()
+/// where the profile has no such entry), for
+/// generated kernels ("nvrtc.*") with that exact entry; 0 otherwise (no
+/// entry, no single-step floor, or a library kernel timed in graph replays).
+inline constexpr const char* kTrivialProbeKernel = "nvrtc.eltwise";
+inline constexpr const char* kTrivialProbeClass = "eltwise.stream";
+double probedMinimumRun(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass);
+
 /// True for a vendor-library GEMM call measured by cagr-profile-cuda
 /// ("cublas.sgemm", "cublas.gemm_bf16", "cublaslt.matmul", "rocblas.*"), not
 /// CAGR's own kernels built on a library (cublaslt.cin).

@@ -216,6 +216,10 @@ std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
   out.push_back(add);
   out.push_back(unary("nvrtc.reduce", "reduce.rows", "reduce_sum", "axes = [-1], keepdims = 0 : i64", {22, 16}, {22},
                       batches));
+  // Softmax rows of 22 (AutoInt's attention, [N,2,22,22] over the last axis):
+  // more passes over a row than a sum, so its own class.
+  out.push_back(unary("nvrtc.reduce", "softmax.rows", "softmax", "axis = -1 : i64", {2, 22, 22}, {2, 22, 22},
+                      batches));
   out.push_back(unary("nvrtc.movement", "movement.strided", "transpose", "perm = [0, 2, 1, 3]", {22, 2, 16},
                       {2, 22, 16}, batches));
   out.push_back(unary("nvrtc.movement", "movement.inner", "transpose", "perm = [0, 2, 3, 1]", {22, 2, 16},
