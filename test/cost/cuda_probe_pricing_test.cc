@@ -164,5 +164,55 @@ TEST(CudaProbePricing, GraphFloorReplacesTheLaunchOverheadPerKernel) {
   EXPECT_STREQ(hw::kGraphStepClass, kGraphStepClass);
 }
 
+// Softmax / LayerNorm rows: the reduce kernel's softmax probe where the
+// profile has it, else its row-sum one.
+TEST(CudaProbePricing, SoftmaxTakesItsOwnProbeWhereMeasured) {
+  HardwareProfile hw = probed();
+  hw.efficiencies.push_back(entry("nvrtc.reduce", "reduce.rows", 3e-6, {{1e4, 1e10}, {1e8, 2e12}}));
+  Graph softmax = parsed(specFor("nvrtc.reduce", "softmax.rows"));
+  KernelEstimate rows = only(priced(hw, softmax, 4096));
+  EXPECT_EQ(rows.kernel, "nvrtc.reduce");
+  EXPECT_EQ(rows.shapeClass, "reduce.rows");
+  hw.efficiencies.push_back(entry("nvrtc.reduce", "softmax.rows", 3e-6, {{1e4, 1e9}, {1e8, 5e11}}));
+  KernelEstimate own = only(priced(hw, softmax, 4096));
+  EXPECT_EQ(own.kernel, "nvrtc.reduce");
+  EXPECT_EQ(own.shapeClass, "softmax.rows");
+  EXPECT_GT(own.seconds, rows.seconds);  // priced by its own (slower) curve
+}
+
+// A probed generated kernel whose smallest call outlasts the trivial probe
+// kernel's (nvrtc.eltwise) by more than the graph floor pays that shortest
+// run in a replay instead of the floor (not both); others pay the floor.
+TEST(CudaProbePricing, AProbedKernelsShortestRunReplacesASmallerGraphFloor) {
+  HardwareProfile hw = probed();
+  for (auto& e : hw.efficiencies) {
+    if (e.kernel == "nvrtc.embedding") e.overheadS = 3e-6 + 5e-6;  // 5 us beyond the trivial kernel's 3 us
+  }
+  KernelEfficiency floor;
+  floor.kernel = kGraphStepKernel;
+  floor.shapeClass = kGraphStepClass;
+  floor.overheadS = 1.25e-6;
+  floor.samples = 2;
+  floor.source = "measured: test";
+  hw.efficiencies.push_back(floor);
+  EXPECT_NEAR(probedMinimumRun(hw, "nvrtc.embedding", "gather.cached"), 5e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(probedMinimumRun(hw, "nvrtc.eltwise", "eltwise.stream"), 0.0);
+  EXPECT_DOUBLE_EQ(probedMinimumRun(hw, "cublaslt.matmul", "gemm.medium"), 0.0);  // library: timed in replays
+  EXPECT_DOUBLE_EQ(probedMinimumRun(hw, "nvrtc.spmm", "spmm.csr"), 0.0);         // no entry
+  KernelEstimate bag = only(priced(hw, parsed(specFor("nvrtc.embedding", "gather.cached")), 4096));
+  EXPECT_NEAR(bag.launchS, 5e-6, 1e-15);
+  KernelEstimate add = only(priced(hw, parsed(specFor("nvrtc.eltwise", "eltwise.stream")), 4096));
+  EXPECT_DOUBLE_EQ(add.launchS, 1.25e-6);
+  // Without the trivial kernel's entry the reference is the single-step floor.
+  KernelEfficiency single = floor;
+  single.shapeClass = kSingleStepFloorClass;
+  single.overheadS = 4e-6;
+  hw.efficiencies.push_back(single);
+  std::erase_if(hw.efficiencies, [](const KernelEfficiency& e) { return e.kernel == "nvrtc.eltwise"; });
+  EXPECT_DOUBLE_EQ(singleStepFloor(hw), 4e-6);
+  EXPECT_NEAR(probedMinimumRun(hw, "nvrtc.embedding", "gather.cached"), 4e-6, 1e-15);
+  EXPECT_STREQ(hw::kSingleStepClass, kSingleStepFloorClass);
+}
+
 }  // namespace
 }  // namespace cagr
