@@ -198,7 +198,7 @@ TEST(CudaProbePricing, AProbedKernelsShortestRunReplacesASmallerGraphFloor) {
   EXPECT_NEAR(probedMinimumRun(hw, "nvrtc.embedding", "gather.cached"), 5e-6, 1e-15);
   EXPECT_DOUBLE_EQ(probedMinimumRun(hw, "nvrtc.eltwise", "eltwise.stream"), 0.0);
   EXPECT_DOUBLE_EQ(probedMinimumRun(hw, "cublaslt.matmul", "gemm.medium"), 0.0);  // library: timed in replays
-  EXPECT_DOUBLE_EQ(probedMinimumRun(hw, "nvrtc.spmm", "spmm.csr"), 0.0);         // no entry
+  EXPECT_DOUBLE_EQ(probedMinimumRun(hw, "nvrtc.spmm", "spmm.csr"), 0.0);          // no entry
   KernelEstimate bag = only(priced(hw, parsed(specFor("nvrtc.embedding", "gather.cached")), 4096));
   EXPECT_NEAR(bag.launchS, 5e-6, 1e-15);
   KernelEstimate add = only(priced(hw, parsed(specFor("nvrtc.eltwise", "eltwise.stream")), 4096));
