@@ -270,6 +270,8 @@ __device__ __forceinline__ void cagr_cin_mma(const float* __restrict__ xk, const
 }
 )CUDA";
 
+}  // namespace
+
 int mathCode(Precision p) {
   switch (p) {
     case Precision::kTF32:
@@ -282,8 +284,6 @@ int mathCode(Precision p) {
       return 0;
   }
 }
-
-}  // namespace
 
 StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src) {
   const Graph& g = r.g;

@@ -145,19 +145,6 @@ __device__ __forceinline__ void cagr_cing_out(const float* __restrict__ y, const
 constexpr unsigned kThreads = 256;
 constexpr int64_t kMaxGrid = int64_t{1} << 20;  // blocks loop over the samples beyond
 
-int mathCode(Precision p) {
-  switch (p) {
-    case Precision::kTF32:
-      return 1;
-    case Precision::kBF16:
-      return 2;
-    case Precision::kF16:
-      return 3;
-    default:
-      return 0;
-  }
-}
-
 const char* elementType(int p) {
   return p == 2 ? "__nv_bfloat16" : p == 3 ? "__half" : "float";
 }

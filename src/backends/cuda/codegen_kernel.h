@@ -25,6 +25,8 @@ std::string storageType(const Graph& g, ValueId v);
 std::string computeType(DType t);
 /// A C literal of `v` in compute type `t` ("0.5f", "3LL", "CAGR_INF").
 std::string literal(double v, DType t);
+/// The CIN kernels' math switch: 0 f32 (FFMA), 1 tf32, 2 bf16, 3 f16.
+int mathCode(Precision p);
 
 /// How many blocks a launch needs: ceil(prod(work) / perBlock) clamped to
 /// [1, maxBlocks] (grid-stride loops cover the rest), `threads` per block.
