@@ -11,44 +11,20 @@
 #include "cagr/mir.h"
 #include "cagr/text.h"
 #include "cost/kernel_class.h"
+#include "cuda_pricing_util.h"
 #include "hw/cuda_probes.h"
 
 namespace cagr {
 namespace {
 
-const hw::CudaProbeSpec& specFor(const std::string& kernel, const std::string& cls, size_t nth = 0) {
-  static const std::vector<hw::CudaProbeSpec> specs = hw::cudaProbeSpecs(true);
-  for (const hw::CudaProbeSpec& s : specs) {
-    if (s.kernel == kernel && s.shapeClass == cls && nth-- == 0) return s;
-  }
-  ADD_FAILURE() << "no probe spec " << kernel << " " << cls;
-  return specs.front();
-}
+using pricingtest::entry;
+using pricingtest::h200;
+using pricingtest::only;
+using pricingtest::priced;
+using pricingtest::specFor;
 
 Graph parsed(const hw::CudaProbeSpec& s) {
-  auto g = parseGraph(s.text(), s.label);
-  EXPECT_TRUE(g.isOk()) << g.status().message();
-  return g.isOk() ? std::move(*g) : Graph();
-}
-
-KernelEfficiency entry(const std::string& kernel, const std::string& cls, double overhead,
-                       std::vector<RatePoint> curve) {
-  KernelEfficiency e;
-  e.kernel = kernel;
-  e.shapeClass = cls;
-  e.flopsPerS = cls.rfind("gemm.", 0) == 0 ? curve.back().flopsPerS : 0;
-  e.bytesPerS = cls.rfind("gemm.", 0) == 0 ? 1e11 : curve.back().flopsPerS;
-  e.overheadS = overhead;
-  e.samples = static_cast<int>(curve.size()) + 1;
-  e.source = "measured: test";
-  e.curve = std::move(curve);
-  return e;
-}
-
-HardwareProfile h200() {
-  auto p = builtinProfile("h200");
-  EXPECT_TRUE(p.isOk());
-  return *p;
+  return pricingtest::parsed(s.text(), s.label);
 }
 
 HardwareProfile probed() {
@@ -58,18 +34,6 @@ HardwareProfile probed() {
   hw.efficiencies.push_back(entry("nvrtc.embedding", "gather.cached", 3e-6, {{1e4, 1e10}, {1e8, 1e12}}));
   hw.efficiencies.push_back(entry("nvrtc.eltwise", "eltwise.stream", 3e-6, {{1e4, 1e10}, {1e8, 2e12}}));
   return hw;
-}
-
-GraphEstimate priced(const HardwareProfile& hw, const Graph& g, int64_t batch) {
-  RooflineCostModel m(hw);
-  auto e = m.graph(g, defaultBindings(g, batch));
-  EXPECT_TRUE(e.isOk()) << e.status().message();
-  return e.isOk() ? *e : GraphEstimate{};
-}
-
-KernelEstimate only(const GraphEstimate& e) {
-  EXPECT_EQ(e.kernels.size(), 1u);
-  return e.kernels.empty() ? KernelEstimate{} : e.kernels.front().estimate;
 }
 
 TEST(CudaProbePricing, CinLayerIsPricedByItsOwnCurveNotCublas) {

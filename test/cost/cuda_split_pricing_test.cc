@@ -9,6 +9,7 @@
 #include "cagr/mir.h"
 #include "cagr/text.h"
 #include "cost/kernel_class.h"
+#include "cuda_pricing_util.h"
 #include "hw/backend_probes_text.h"
 #include "hw/cuda_probes.h"
 
@@ -20,42 +21,17 @@ using hw::probe::fixedType;
 using hw::probe::Input;
 using hw::probe::opLine;
 using hw::probe::tensorType;
-
-const hw::CudaProbeSpec& specFor(const std::string& kernel, const std::string& cls, size_t nth = 0) {
-  static const std::vector<hw::CudaProbeSpec> specs = hw::cudaProbeSpecs(true);
-  for (const hw::CudaProbeSpec& s : specs) {
-    if (s.kernel == kernel && s.shapeClass == cls && nth-- == 0) return s;
-  }
-  ADD_FAILURE() << "no probe spec " << kernel << " " << cls << " #" << nth;
-  return specs.front();
-}
-
-Graph parsed(const std::string& text, const std::string& what) {
-  auto g = parseGraph(text, what);
-  EXPECT_TRUE(g.isOk()) << what << ": " << g.status().message();
-  return g.isOk() ? std::move(*g) : Graph();
-}
-
-KernelEfficiency bytesEntry(const std::string& kernel, const std::string& cls, double overhead,
-                            std::vector<RatePoint> curve) {
-  KernelEfficiency e;
-  e.kernel = kernel;
-  e.shapeClass = cls;
-  e.bytesPerS = curve.back().flopsPerS;
-  e.overheadS = overhead;
-  e.samples = static_cast<int>(curve.size()) + 1;
-  e.source = "measured: test";
-  e.curve = std::move(curve);
-  return e;
-}
+using pricingtest::entry;
+using pricingtest::only;
+using pricingtest::parsed;
+using pricingtest::priced;
+using pricingtest::specFor;
 
 HardwareProfile probed(bool withFloor) {
-  auto p = builtinProfile("h200");
-  EXPECT_TRUE(p.isOk());
-  HardwareProfile hw = *p;
+  HardwareProfile hw = pricingtest::h200();
   hw.provenance = "measured";
-  hw.efficiencies.push_back(bytesEntry("nvrtc.embedding", "gather.cached", 3e-6, {{1e4, 1e10}, {1e8, 1e12}}));
-  hw.efficiencies.push_back(bytesEntry("nvrtc.eltwise", "eltwise.stream", 3e-6, {{1e4, 1e10}, {1e8, 2e12}}));
+  hw.efficiencies.push_back(entry("nvrtc.embedding", "gather.cached", 3e-6, {{1e4, 1e10}, {1e8, 1e12}}));
+  hw.efficiencies.push_back(entry("nvrtc.eltwise", "eltwise.stream", 3e-6, {{1e4, 1e10}, {1e8, 2e12}}));
   if (withFloor) {
     KernelEfficiency f;
     f.kernel = kGraphStepKernel;
@@ -68,18 +44,6 @@ HardwareProfile probed(bool withFloor) {
   return hw;
 }
 
-GraphEstimate priced(const HardwareProfile& hw, const Graph& g, int64_t batch) {
-  RooflineCostModel m(hw);
-  auto e = m.graph(g, defaultBindings(g, batch));
-  EXPECT_TRUE(e.isOk()) << e.status().message();
-  return e.isOk() ? *e : GraphEstimate{};
-}
-
-KernelEstimate only(const GraphEstimate& e) {
-  EXPECT_EQ(e.kernels.size(), 1u);
-  return e.kernels.empty() ? KernelEstimate{} : e.kernels.front().estimate;
-}
-
 TEST(CudaSplitPricing, MultiTableLookupsUseTheirOwnProbeCurve) {
   HardwareProfile hw = probed(true);
   Graph t26 = parsed(specFor("nvrtc.embedding", "gather.tables", 0).text(), "26 tables");
@@ -87,7 +51,7 @@ TEST(CudaSplitPricing, MultiTableLookupsUseTheirOwnProbeCurve) {
   // Without the multi-table entry: the one-table probe prices them.
   EXPECT_EQ(only(priced(hw, t26, 4096)).shapeClass, "gather.cached");
   // A slower multi-table curve (the real kernel): its own entry, read at the call's bytes.
-  hw.efficiencies.push_back(bytesEntry("nvrtc.embedding", "gather.tables", 4e-6, {{1e5, 2e11}, {1e9, 2e11}}));
+  hw.efficiencies.push_back(entry("nvrtc.embedding", "gather.tables", 4e-6, {{1e5, 2e11}, {1e9, 2e11}}));
   KernelEstimate a = only(priced(hw, t26, 4096)), b = only(priced(hw, t52, 4096));
   EXPECT_EQ(a.kernel, "nvrtc.embedding");
   EXPECT_EQ(a.shapeClass, "gather.tables");
@@ -115,7 +79,7 @@ TEST(CudaSplitPricing, MultiTableLookupsUseTheirOwnProbeCurve) {
   double mb = ms->nodes.back().counts.bytesRead + ms->nodes.back().counts.bytesWritten + pad;
   EXPECT_NEAR(m.memoryS, mb / tables->rateAt(mb), 1e-12);
   EXPECT_DOUBLE_EQ(tableBatchPadding(t26, t26.nodes().back(), {4096, 416}), 0.0);
-  hw.efficiencies.push_back(bytesEntry("nvrtc.embedding", "gather.tables_mixed", 4e-6, {{1e5, 1e11}, {1e9, 1e11}}));
+  hw.efficiencies.push_back(entry("nvrtc.embedding", "gather.tables_mixed", 4e-6, {{1e5, 1e11}, {1e9, 1e11}}));
   EXPECT_EQ(only(priced(hw, mixed, 4096)).shapeClass, "gather.tables_mixed");
   EXPECT_EQ(only(priced(hw, t52, 4096)).shapeClass, "gather.tables");
   // A one-table lookup keeps the one-table entry.
@@ -129,12 +93,12 @@ TEST(CudaSplitPricing, SpmmIsPricedByItsOwnEntrySkewedRowsApart) {
   Graph uniform = parsed(specFor("nvrtc.spmm", "spmm.csr", 1).text(), "uniform spmm");
   Graph skewed = parsed(specFor("nvrtc.spmm", "spmm.skewed", 1).text(), "skewed spmm");
   EXPECT_NE(only(priced(hw, uniform, 1)).kernel, "nvrtc.spmm");  // no entry: the lookup default
-  hw.efficiencies.push_back(bytesEntry("nvrtc.spmm", "spmm.csr", 4e-6, {{1e5, 1e11}, {1e9, 2e12}}));
+  hw.efficiencies.push_back(entry("nvrtc.spmm", "spmm.csr", 4e-6, {{1e5, 1e11}, {1e9, 2e12}}));
   KernelEstimate u = only(priced(hw, uniform, 1));
   EXPECT_EQ(u.kernel, "nvrtc.spmm");
   EXPECT_EQ(u.shapeClass, "spmm.csr");
   EXPECT_EQ(only(priced(hw, skewed, 1)).shapeClass, "spmm.csr");  // no skewed entry: the uniform one
-  hw.efficiencies.push_back(bytesEntry("nvrtc.spmm", "spmm.skewed", 4e-6, {{1e5, 5e10}, {1e9, 1e12}}));
+  hw.efficiencies.push_back(entry("nvrtc.spmm", "spmm.skewed", 4e-6, {{1e5, 5e10}, {1e9, 1e12}}));
   KernelEstimate s = only(priced(hw, skewed, 1));
   EXPECT_EQ(s.shapeClass, "spmm.skewed");
   EXPECT_EQ(only(priced(hw, uniform, 1)).shapeClass, "spmm.csr");
