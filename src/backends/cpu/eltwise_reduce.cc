@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "backends/cpu/eltwise_program.h"
+#include "backends/cpu/eltwise_softmax_rows.h"
 #include "backends/cpu/eltwise_steps.h"
 #include "ir/dims.h"
 #include "ir/op_table.h"
@@ -107,11 +108,15 @@ T expOf(T x) {
 }
 
 // Softmax over K of rows [0, rows) of x [rows, K, I]. For I == 1 (the last
-// axis) the shifted block is exponentiated in one long loop, so short rows
-// still vectorise; otherwise each line along K is gathered first.
+// axis) in f32 the AVX2 rows (eltwise_softmax_rows.h) where the host has
+// them; else the shifted block is exponentiated in one long loop, so short
+// rows still vectorise; otherwise each line along K is gathered first.
 template <typename T>
 CAGR_CPU_CLONES void softmaxRows(const T* x, int64_t rows, Split3 s, T* y) {
   int64_t K = s.reduced, I = s.inner;
+  if constexpr (std::is_same_v<T, float>) {
+    if (I == 1 && softmaxRowsAvx2(x, rows, K, y)) return;
+  }
   if (I == 1) {
     for (int64_t o = 0; o < rows; ++o) {
       const T* xo = x + o * K;
