@@ -136,5 +136,7 @@ Status importConcatFromSequence(Context& ctx, const onnx::NodeProto& node);
 Status recognizeInteraction(Graph& g, ImportReport& report);
 Status recognizeFM(Graph& g, ImportReport& report);
 Status recognizeCIN(Graph& g, ImportReport& report);
+/// ReduceSum of a Concat along other axes -> a Concat of per-part sums (patterns/pool_concat.cc).
+Status pushSumsThroughConcats(Graph& g, ImportReport& report);
 
 }  // namespace cagr::import

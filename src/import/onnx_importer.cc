@@ -104,6 +104,7 @@ Status recognize(Graph& g, ImportReport& report) {
   CAGR_RETURN_IF_ERROR(import::recognizeInteraction(g, report));
   CAGR_RETURN_IF_ERROR(import::recognizeFM(g, report));
   CAGR_RETURN_IF_ERROR(import::recognizeCIN(g, report));
+  CAGR_RETURN_IF_ERROR(import::pushSumsThroughConcats(g, report));
   g.eraseDeadNodes();
   g.compact();
   return Status::ok();

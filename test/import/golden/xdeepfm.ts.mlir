@@ -177,19 +177,21 @@
     %173 = "cagr.constant"() {elided, name = "cin.conv1ds.2.bias"} : () -> tensor<200xf32>
     %174 = "cagr.cin"(%171, %152, %172, %173) {name = "/cin/conv1ds.2/Conv.cin", result_names = ["/cin/conv1ds.2/Conv"]} : (tensor<?x200x16xf32>, tensor<?x22x16xf32>, tensor<200x4400xf32>, tensor<200xf32>) -> tensor<?x200x16xf32>
     %175 = "cagr.relu"(%174) {name = "/cin/Relu_2"} : (tensor<?x200x16xf32>) -> tensor<?x200x16xf32>
-    %176 = "cagr.concat"(%167, %171, %175) {name = "/cin/Concat_3", axis = 1 : i64} : (tensor<?x200x16xf32>, tensor<?x200x16xf32>, tensor<?x200x16xf32>) -> tensor<?x600x16xf32>
-    %177 = "cagr.reduce_sum"(%176) {name = "/cin/ReduceSum", axes = [-1], keepdims = 0 : i64} : (tensor<?x600x16xf32>) -> tensor<?x600xf32>
-    %178 = "cagr.constant"() {elided, name = "onnx::MatMul_261"} : () -> tensor<600x1xf32>
-    %179 = "cagr.matmul"(%177, %178) {name = "/cin_linear/MatMul"} : (tensor<?x600xf32>, tensor<600x1xf32>) -> tensor<?x1xf32>
-    %180 = "cagr.constant"() {elided, name = "linear.embs.21.weight"} : () -> tensor<60x1xf32>
-    %181 = "cagr.gather"(%180, %148) {name = "/linear/embs.21/Gather", axis = 0 : i64} : (tensor<60x1xf32>, tensor<?xi64>) -> tensor<?x1xf32>
-    %182 = "cagr.concat"(%6, %13, %20, %27, %34, %41, %48, %55, %62, %69, %76, %83, %90, %97, %104, %111, %118, %125, %132, %139, %146, %181) {name = "/linear/Concat", axis = 1 : i64} : (tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x22xf32>
-    %183 = "cagr.reduce_sum"(%182) {name = "/linear/ReduceSum", axes = [1], keepdims = 1 : i64} : (tensor<?x22xf32>) -> tensor<?x1xf32>
-    %184 = "cagr.constant"() {elided, name = "linear.bias"} : () -> tensor<1xf32>
-    %185 = "cagr.add"(%183, %184) {name = "/linear/Add"} : (tensor<?x1xf32>, tensor<1xf32>) -> tensor<?x1xf32>
-    %186 = "cagr.add"(%185, %179) {name = "/Add"} : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32>
-    %187 = "cagr.add"(%186, %163) {name = "/Add_1"} : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32>
-    %188 = "cagr.sigmoid"(%187) {name = "/Sigmoid"} : (tensor<?x1xf32>) -> tensor<?x1xf32>
-    "cagr.return"(%188) : (tensor<?x1xf32>) -> ()
+    %176 = "cagr.reduce_sum"(%175) {name = "/cin/ReduceSum.part2", axes = [-1], keepdims = 0 : i64} : (tensor<?x200x16xf32>) -> tensor<?x200xf32>
+    %177 = "cagr.reduce_sum"(%171) {name = "/cin/ReduceSum.part1", axes = [-1], keepdims = 0 : i64} : (tensor<?x200x16xf32>) -> tensor<?x200xf32>
+    %178 = "cagr.reduce_sum"(%167) {name = "/cin/ReduceSum.part0", axes = [-1], keepdims = 0 : i64} : (tensor<?x200x16xf32>) -> tensor<?x200xf32>
+    %179 = "cagr.concat"(%178, %177, %176) {name = "/cin/ReduceSum.concat", axis = 1 : i64, result_names = ["/cin/ReduceSum"]} : (tensor<?x200xf32>, tensor<?x200xf32>, tensor<?x200xf32>) -> tensor<?x600xf32>
+    %180 = "cagr.constant"() {elided, name = "onnx::MatMul_261"} : () -> tensor<600x1xf32>
+    %181 = "cagr.matmul"(%179, %180) {name = "/cin_linear/MatMul"} : (tensor<?x600xf32>, tensor<600x1xf32>) -> tensor<?x1xf32>
+    %182 = "cagr.constant"() {elided, name = "linear.embs.21.weight"} : () -> tensor<60x1xf32>
+    %183 = "cagr.gather"(%182, %148) {name = "/linear/embs.21/Gather", axis = 0 : i64} : (tensor<60x1xf32>, tensor<?xi64>) -> tensor<?x1xf32>
+    %184 = "cagr.concat"(%6, %13, %20, %27, %34, %41, %48, %55, %62, %69, %76, %83, %90, %97, %104, %111, %118, %125, %132, %139, %146, %183) {name = "/linear/Concat", axis = 1 : i64} : (tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x22xf32>
+    %185 = "cagr.reduce_sum"(%184) {name = "/linear/ReduceSum", axes = [1], keepdims = 1 : i64} : (tensor<?x22xf32>) -> tensor<?x1xf32>
+    %186 = "cagr.constant"() {elided, name = "linear.bias"} : () -> tensor<1xf32>
+    %187 = "cagr.add"(%185, %186) {name = "/linear/Add"} : (tensor<?x1xf32>, tensor<1xf32>) -> tensor<?x1xf32>
+    %188 = "cagr.add"(%187, %181) {name = "/Add"} : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32>
+    %189 = "cagr.add"(%188, %163) {name = "/Add_1"} : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32>
+    %190 = "cagr.sigmoid"(%189) {name = "/Sigmoid"} : (tensor<?x1xf32>) -> tensor<?x1xf32>
+    "cagr.return"(%190) : (tensor<?x1xf32>) -> ()
   }) {sym_name = "main", input_names = ["sparse"], input_dims = ["N,22"], output_names = ["prob"], symbols = ["N"]} : () -> ()
 }) : () -> ()
