@@ -110,8 +110,10 @@ bool isInternal(const PlanContext& c, ValueId v, int kernel) {
 }
 
 // A node's traffic after storage precisions and group-internal values
-// (fuse_alpha of their traffic saved).
-OpCounts memberCounts(const PlanContext& c, NodeId id, int kernel, bool fusedCin) {
+// (fuse_alpha of their traffic saved). In a CIN group (`cinGroup`) a member
+// reads what the kernel made from registers even when that value is also
+// written for a later kernel (a pooled layer's map the next layer reads).
+OpCounts memberCounts(const PlanContext& c, NodeId id, int kernel, bool fusedCin, bool cinGroup) {
   const Node& n = c.g.node(id);
   OpCounts k = c.stats.nodes[static_cast<size_t>(id)].counts;
   size_t tables = tableInputs(n);
@@ -135,7 +137,10 @@ OpCounts memberCounts(const PlanContext& c, NodeId id, int kernel, bool fusedCin
       continue;
     }
     k.bytesRead -= vb * (1 - f);
-    if (c.g.value(v).producer >= 0 && isInternal(c, v, kernel)) k.bytesRead -= vb * f * saved;
+    NodeId p = c.g.value(v).producer;
+    if (p >= 0 && (isInternal(c, v, kernel) || (cinGroup && c.kernelOf[static_cast<size_t>(p)] == kernel))) {
+      k.bytesRead -= vb * f * saved;
+    }
   }
   for (ValueId v : n.outputs) {
     double f = storageFactor(c.g.value(v).mir.storage);
@@ -165,7 +170,8 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
   // The CUDA backend runs even an unassigned CIN as its generated kernel (no
   // outer product in memory): priced so where the profile measured it.
   const bool generatedCin = c.cache.kernel[static_cast<size_t>(id)] == "nvrtc.cin";
-  OpCounts counts = memberCounts(c, id, kernel, pattern == Pattern::kCin && (chosen != 0 || generatedCin));
+  OpCounts counts =
+      memberCounts(c, id, kernel, pattern == Pattern::kCin && (chosen != 0 || generatedCin), pattern == Pattern::kCin);
   double rateScale = 1;
   bool tensorCores = n.mir.math != Precision::kF32;
   bool custom = (chosen != 0 && info.priceAs[0] != '\0' && info.pattern != Pattern::kConcatInPlace) || tensorCores;

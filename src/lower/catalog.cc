@@ -23,8 +23,11 @@ std::vector<KernelInfo> buildCatalog() {
   const uint64_t onednnPost = ops::kOneDnnPostOps | ops::kViews;
   const uint64_t biasAct = ops::bit(OpKind::kAdd) | ops::bit(OpKind::kRelu) | ops::bit(OpKind::kGelu) | ops::kViews;
   // What cublaslt.cin's transpose kernel applies: one-operand activations (and views).
+  // Both CUDA CIN kernels also pool: a ReduceSum over the embedding dim may end the group
+  // (groups.cc checkCinPooling), its row sums written by the same kernel. CPU's own.cin takes no tail.
+  const uint64_t cinPool = ops::bit(OpKind::kReduceSum);
   const uint64_t cinAct = ops::bit(OpKind::kRelu) | ops::bit(OpKind::kLeakyRelu) | ops::bit(OpKind::kSigmoid) |
-                          ops::bit(OpKind::kTanh) | ops::bit(OpKind::kGelu) | ops::kViews;
+                          ops::bit(OpKind::kTanh) | ops::bit(OpKind::kGelu) | ops::kViews | cinPool;
   return {
       {"auto", B::kCpu, P::kSingle, "", 0, 0xff, "the backend's default kernel for one node"},
       // ---- CPU (issue 5) ----
@@ -51,10 +54,11 @@ std::vector<KernelInfo> buildCatalog() {
        "generated table-batched embedding bag, vectorised row loads"},
       {"nvrtc.interaction", B::kCuda, P::kInteraction, "own.gather", 0, kHalf, "generated lookups + interaction"},
       {"nvrtc.fm", B::kCuda, P::kFM, "own.gather", 0, kHalf, "generated lookups + FM"},
-      {"nvrtc.cin", B::kCuda, P::kCin, "cublas.sgemm", any, kTensorCore,
-       "generated CIN layer, no outer product in memory (wmma for tf32/bf16/f16), any eltwise epilogue"},
+      {"nvrtc.cin", B::kCuda, P::kCin, "cublas.sgemm", any | cinPool, kTensorCore,
+       "generated CIN layer, no outer product in memory (wmma for tf32/bf16/f16), any eltwise epilogue, pooling"},
       {"cublaslt.cin", B::kCuda, P::kCin, "cublaslt.matmul", cinAct, kTensorCore,
-       "CIN layer as outer-product chunks in a bounded scratch times one cuBLASLt GEMM each, activation epilogue"},
+       "CIN layer as outer-product chunks in a bounded scratch times one cuBLASLt GEMM each, activation epilogue, "
+       "pooling"},
       {"nvrtc.concat_inplace", B::kCuda, P::kConcatInPlace, "", 0, kHalf, "producers write into the concat buffer"},
       // ---- HIP (AMD) ----
       {"rocblas.sgemm", B::kHip, P::kGemm, "rocblas.sgemm", ops::kViews, kHalf, "rocBLAS GEMM, no epilogue"},

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cagr/mir.h"
+#include "ir/dims.h"
 #include "ir/graph_queries.h"
 #include "lower/op_sets.h"
 
@@ -92,6 +93,35 @@ StatusOr<GroupShape> classifyRecGroup(const Graph& g, const std::vector<NodeId>&
   return s;
 }
 
+// A CIN group's pooled tail (xDeepFM's sum-pooling): a ReduceSum ending the
+// group that sums the last axis of a [B, O, D] value the group makes (the
+// layer's output or its elementwise tail), D static, 8 <= D <= 64 and
+// dividing 64, so the generated kernel's 64-column tile holds whole samples.
+Status checkCinPooling(const Graph& g, const std::vector<NodeId>& members, NodeId cin, NodeId sum) {
+  if (sum != members.back()) return invalidArgument(where(g, sum) + " must come last: a reduction ends its kernel");
+  const Node& n = g.node(sum);
+  const std::string at = where(g, sum) + " after " + where(g, cin);
+  if (n.op != OpKind::kReduceSum) return invalidArgument(at + ": only a ReduceSum pools a CIN layer's output");
+  ValueId in = n.inputs[0];
+  NodeId p = g.value(in).producer;
+  if (p < 0 || !std::binary_search(members.begin(), members.end(), p)) {
+    return invalidArgument(at + " does not reduce a value of the group");
+  }
+  const auto& dims = g.type(in).dims;
+  if (dims != g.type(g.node(cin).outputs[0]).dims) {
+    return invalidArgument(at + " reduces a value not shaped like the layer's output");
+  }
+  std::vector<int64_t> axes = n.attrs.getInts("axes");
+  if (axes.size() != 1 || (axes[0] != -1 && axes[0] != 2)) {
+    return invalidArgument(at + " must sum the embedding axis (the last) alone");
+  }
+  Dim d = dims.back();
+  if (isSymbolic(d) || d < 8 || d > 64 || 64 % d != 0) {
+    return invalidArgument(at + ": the embedding dim must be static, 8..64 and divide 64");
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 StatusOr<GroupShape> classifyGroup(const Graph& g, const std::vector<NodeId>& members) {
@@ -120,6 +150,14 @@ StatusOr<GroupShape> classifyGroup(const Graph& g, const std::vector<NodeId>& me
     if (k == OpKind::kInteraction || k == OpKind::kFM) return classifyRecGroup(g, members, m);
   }
   if (anchors.empty()) return GroupShape{Pattern::kEltwise, members.front()};
+  if (anchors.size() == 2 && g.node(anchors[0]).op == OpKind::kCIN &&
+      ops::in(ops::kReductions, g.node(anchors[1]).op)) {
+    if (anchors[0] != members.front()) {
+      return invalidArgument(where(g, anchors[0]) + " must come first: only epilogues fuse into it");
+    }
+    CAGR_RETURN_IF_ERROR(checkCinPooling(g, members, anchors[0], anchors[1]));
+    return GroupShape{Pattern::kCin, anchors[0]};
+  }
   if (anchors.size() > 1) {
     return invalidArgument("two anchors " + where(g, anchors[0]) + " and " + where(g, anchors[1]) +
                            ": one kernel runs one GEMM / lookup / reduction");
@@ -135,6 +173,7 @@ StatusOr<GroupShape> classifyGroup(const Graph& g, const std::vector<NodeId>& me
     return GroupShape{Pattern::kReduce, a};
   }
   if (k == OpKind::kCIN) {  // a CIN layer with an elementwise epilogue (its kernel's epilogueOps say which)
+    // (and, above, a pooled tail: checkCinPooling)
     if (a != members.front()) return invalidArgument(where(g, a) + " must come first: only epilogues fuse into it");
     return GroupShape{Pattern::kCin, a};
   }

@@ -5,7 +5,8 @@
 // default chunk budget and with one small enough to give dozens of chunks,
 // without a pipeline and with 2 and 4 lanes (CAGR_CIN_PIPELINE); and with
 // the first layer's ReLU fused into it (cublaslt.cin's transpose kernel and
-// nvrtc.cin's store apply it). The first run captures the CUDA graph, the
+// nvrtc.cin's store apply it), and with each layer's sum over D pooled in
+// its kernel. The first run captures the CUDA graph, the
 // second replays it. Skips without a GPU; the kernels' NVRTC compile is in
 // cuda_codegen_test.cc.
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "backends/cin_pool_util.h"
 #include "backends/cpu_test_util.h"
 #include "cagr/backend.h"
 #include "cagr/reference.h"
@@ -142,6 +144,43 @@ TEST(CudaCinGpu, FusedReluMatchesTheReferenceOnEitherKernel) {
     }
   }
   unsetenv("CAGR_CIN_PIPELINE");
+  unsetenv("CAGR_CIN_CHUNK_KB");
+}
+
+// The pooled tail (xDeepFM's sum over D fused into each CIN layer's kernel,
+// its row sums the concat's operands): layer 1 writes its ReLU'd map for
+// layer 2 and its sums, layer 2 only its sums; both kernels, every math
+// mode, batch 1 and 301 (partial blocks and chunks), capture and replay.
+TEST(CudaCinGpu, PooledTailMatchesTheReferenceOnEitherKernel) {
+  std::string why;
+  auto backend = gpuOrSkip(why);
+  if (!backend) GTEST_SKIP() << why;
+  for (const std::string kernel : {"cublaslt.cin", "nvrtc.cin"}) {
+    for (auto [math, bound] : kModes) {
+      for (const char* chunkKb : {"", "16"}) {
+        if (kernel == "nvrtc.cin" && *chunkKb != '\0') continue;
+        setEnv("CAGR_CIN_CHUNK_KB", chunkKb);
+        const std::string what = kernel + " + relu + sum " + precisionName(math) + " chunk " + chunkKb;
+        Graph g = rectest::pooledCinLayers(8, kernel, math);
+        auto exe = backend->compile(g);
+        ASSERT_TRUE(exe.isOk()) << what << ": " << exe.status().message();
+        for (int64_t batch : {1, 301}) {
+          rectest::Inputs in{{"x", uniform({batch, 6, 8}, 7)}};
+          auto want = runReference(g, in);
+          ASSERT_TRUE(want.isOk()) << want.status().message();
+          for (int rep = 0; rep < 2; ++rep) {
+            auto got = (*exe)->run(in);
+            ASSERT_TRUE(got.isOk()) << what << ": " << got.status().message();
+            auto c = compareTensors((*got)[0], (*want)[0], bound * maxAbs((*want)[0]), 0);
+            EXPECT_TRUE(c.close) << what << " batch " << batch << " run " << rep << ": " << c.message;
+          }
+        }
+        int pooled = 0;
+        for (const std::string& k : (*exe)->kernelReport()) pooled += k.find("+sum") != std::string::npos ? 1 : 0;
+        EXPECT_EQ(pooled, 2) << what << ": both layers pool in their own kernel";
+      }
+    }
+  }
   unsetenv("CAGR_CIN_CHUNK_KB");
 }
 

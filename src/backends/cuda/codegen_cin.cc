@@ -8,7 +8,13 @@
 // them (xk, x0 and W to the math precision; the exact product then rounds
 // once more to enter the MMA), f32 accumulation. Each output element goes
 // through the group's elementwise tail (TailChain) before it is stored.
+// A pooled tail (a ReduceSum over D ending the group, groups.cc) adds each
+// tail value into the block's row sums in shared memory (the block's tile
+// holds whole samples: BN is a multiple of D); the block then writes them,
+// and the layer's map only where a later kernel reads it. The shared-memory
+// atomics leave the order of a row's D terms, so its last bit, to chance.
 #include <algorithm>
+#include <numeric>
 
 #include "backends/cuda/codegen_kernel.h"
 
@@ -38,6 +44,29 @@ __device__ __forceinline__ void cagr_cin_put(P& put, const float* __restrict__ b
   if (o >= O || n >= NTOT) return;
   const long long b = n / D;
   put((b * O + o) * D + (n - b * D), v + (BIAS ? __ldg(bias + o) : 0.f));
+}
+// The pooled tail: the block's row sums pool[i * S + s] (row o0 + i of its
+// S = BN / D samples) start at zero; each tail value of out[b, o, d]
+// (linear index l) adds into its row; then the block stores its rows.
+template <int BM, int S>
+__device__ __forceinline__ void cagr_cin_pool_zero(float* pool) {
+  for (int e = threadIdx.x; e < BM * S; e += blockDim.x) pool[e] = 0.f;
+  __syncthreads();
+}
+template <int O, int D, int BM, int S>
+__device__ __forceinline__ void cagr_cin_pool_add(float* pool, long long l, float v) {
+  const long long b = l / ((long long)O * D);
+  const int o = (int)(l / D % O);
+  atomicAdd(pool + (o - (int)blockIdx.y * BM) * S + (int)(b - (long long)blockIdx.x * S), v);
+}
+template <int O, int BM, int S, typename ST>
+__device__ __forceinline__ void cagr_cin_pool_store(const float* pool, long long B, ST store) {
+  __syncthreads();
+  for (int e = threadIdx.x; e < BM * S; e += blockDim.x) {
+    const int s = e / BM, i = e - s * BM, o = (int)blockIdx.y * BM + i;
+    const long long b = (long long)blockIdx.x * S + s;
+    if (o < O && b < B) store(b * O + o, pool[i * S + s]);
+  }
 }
 #endif
 )CUDA";
@@ -285,7 +314,39 @@ int mathCode(Precision p) {
   }
 }
 
-StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src) {
+namespace {
+
+// A pooled tail: the group's last member when it is a ReduceSum (groups.cc
+// checkCinPooling allows one only over D, with D dividing 64).
+NodeId pooling(const CodegenRequest& r) {
+  NodeId last = r.members.back();
+  return r.members.size() > 1 && r.g.node(last).op == OpKind::kReduceSum ? last : -1;
+}
+
+// The request without its pooled tail: the members before the ReduceSum,
+// the outputs but its own (the map stays one only where a later kernel reads it).
+CodegenRequest withoutPooling(const CodegenRequest& r, NodeId sum) {
+  CodegenRequest out{r.g, r.members, r.shape, r.kernel, {}};
+  out.members.pop_back();
+  for (ValueId v : r.outputs) {
+    if (v != r.g.node(sum).outputs[0]) out.outputs.push_back(v);
+  }
+  return out;
+}
+
+// Static shared memory of cagr_cin_mma (math code p >= 1) with FM fragments
+// per warp along O, M x0 rows and `poolRows` floats of row sums per O row.
+int64_t mmaSharedBytes(int p, int64_t fm, int64_t M, int64_t poolRows) {
+  const int64_t e = p == 1 ? 4 : 2, bk = p == 1 ? 16 : 32, pad = p == 1 ? 4 : 8, bm = 32 * fm;
+  return bm * (bk + pad) * e + bk * (64 + pad) * e + 4 * 256 * 4 + (M <= 48 ? M * 64 * 4 : 4) + bm * poolRows * 4;
+}
+
+}  // namespace
+
+StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& src) {
+  const NodeId sum = pooling(req);
+  const CodegenRequest pooled = sum >= 0 ? withoutPooling(req, sum) : req;
+  const CodegenRequest& r = pooled;  // the kernel over the CIN and its elementwise tail
   const Graph& g = r.g;
   NodeId id = r.shape.anchor >= 0 ? r.shape.anchor : r.members.front();
   const Node& n = g.node(id);
@@ -303,6 +364,9 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src)
                !isSymbolic(x0[1]) && !isSymbolic(w[0]) && xk[0] == x0[0] && xk[2] == x0[2] && w[1] == xk[1] * x0[1];
   if (!fixed) return unsupportedAt(g, id, "operands are not [B,H,D], [B,M,D], [O,H*M] with static H, M, D, O");
   int64_t O = w[0], H = xk[1], M = x0[1], D = xk[2];
+  if (sum >= 0 && (D > 64 || 64 % D != 0 || g.value(g.node(sum).outputs[0]).mir.storage != Precision::kF32)) {
+    return unsupportedAt(g, sum, "pools a CIN layer whose D does not divide 64, or into a reduced-precision output");
+  }
   int P = mathCode(n.mir.math);
   KernelBuilder k(r, "cin", src);
   std::string args = k.in(n.inputs[0]) + ", " + k.in(n.inputs[1]) + ", " + k.in(n.inputs[2]) + ", " +
@@ -312,37 +376,62 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src)
   CAGR_ASSIGN_OR_RETURN(TailChain tail, TailChain::plan(k, id));
   std::string put;
   CAGR_RETURN_IF_ERROR(tail.emit(k, "v", "l", put, "    "));
-  k.body = "  auto put = [&](long long l, float v) {\n" + put + "  };\n";
+  // The tile: BM rows of O by BN columns (b, d) per block, BN a multiple of D when pooling.
+  int64_t bm = 0, bn = 0, mt = 0, nt = 0, fm = 0;
+  if (P == 0) {
+    mt = (O + 7) / 8 <= 32 ? (O + 7) / 8 : 16;
+    nt = std::clamp<int64_t>(256 / mt, 1, 32);
+    if (sum >= 0) {  // 8 * nt columns of whole samples
+      const int64_t q = D / std::gcd<int64_t>(D, 8);
+      nt = std::max(q, nt / q * q);
+    }
+    bm = 8 * mt, bn = 8 * nt;
+  } else {
+    fm = (O + 31) / 32 <= 8 ? (O + 31) / 32 : 4;
+    while (sum >= 0 && fm > 1 && mmaSharedBytes(P, fm, M, 64 / D) > 48 * 1024) --fm;
+    bm = 32 * fm, bn = 64;
+  }
+  std::string prologue, epilogue;
+  if (sum >= 0) {
+    const std::string tile = std::to_string(bm) + ", " + std::to_string(bn / D);
+    ValueEmitter e(k, put, "    ");
+    e.bind(n.outputs[0], "l", "v");
+    CAGR_ASSIGN_OR_RETURN(std::string t, e.at(g.node(sum).inputs[0], "l"));
+    put += "    cagr_cin_pool_add<" + std::to_string(O) + ", " + std::to_string(D) + ", " + tile + ">(pool, l, " + t +
+           ");\n";
+    prologue = "  __shared__ float pool[" + std::to_string(bm * (bn / D)) + "];\n  cagr_cin_pool_zero<" + tile +
+               ">(pool);\n";
+    epilogue = "  cagr_cin_pool_store<" + std::to_string(O) + ", " + tile + ">(pool, " + k.dim(xk[0]) +
+               ", [&](long long i, float s) { cagr_st(" + k.out(g.node(sum).outputs[0]) + ", i, s); });\n";
+  }
+  k.body = prologue + "  auto put = [&](long long l, float v) {\n" + put + "  };\n";
   std::string shape =
       std::to_string(O) + ", " + std::to_string(H) + ", " + std::to_string(M) + ", " + std::to_string(D);
   std::string b = bias ? "true" : "false";
   LaunchRule rule;
   rule.work = {xk[0], D};
   rule.maxBlocks = int64_t{1} << 30;
+  rule.perBlock = bn;
   std::string name = "nvrtc.cin[" + std::to_string(O) + "x" + std::to_string(H) + "x" + std::to_string(M) + ", " +
                      precisionName(n.mir.math);
+  const std::string suffix = tail.suffix(g) + (sum >= 0 ? "+sum" : "");
   if (P == 0) {
-    int64_t mt = (O + 7) / 8 <= 32 ? (O + 7) / 8 : 16;
-    int64_t nt = std::clamp<int64_t>(256 / mt, 1, 32);
     k.body += "  cagr_cin_ffma<" + shape + ", " + std::to_string(mt) + ", " + std::to_string(nt) + ", " + b + ">(" +
-              args + ");\n";
+              args + ");\n" + epilogue;
     rule.threads = static_cast<unsigned>(mt * nt);
-    rule.perBlock = 8 * nt;
-    rule.gridY = static_cast<unsigned>((O + 8 * mt - 1) / (8 * mt));
+    rule.gridY = static_cast<unsigned>((O + bm - 1) / bm);
     // Two blocks per SM, so one block's tile loads overlap the other's FFMAs
     // (ptxas then keeps the 8x8 tile in <= 128 registers, ~100 bytes spilled).
     rule.minBlocksPerSm = 2;
     CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
-    return k.finish(src, rule, name + ", ffma]" + tail.suffix(g), std::string(kCinCommon) + kFfma, "CAGR_CIN_FFMA");
+    return k.finish(src, rule, name + ", ffma]" + suffix, std::string(kCinCommon) + kFfma, "CAGR_CIN_FFMA");
   }
-  int64_t fm = (O + 31) / 32 <= 8 ? (O + 31) / 32 : 4;
   k.body += "  cagr_cin_mma<" + shape + ", " + std::to_string(P) + ", " + std::to_string(fm) + ", " + b + ">(" + args +
-            ");\n";
+            ");\n" + epilogue;
   rule.threads = 128;
-  rule.perBlock = 64;
-  rule.gridY = static_cast<unsigned>((O + 32 * fm - 1) / (32 * fm));
+  rule.gridY = static_cast<unsigned>((O + bm - 1) / bm);
   CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
-  return k.finish(src, rule, name + ", wmma]" + tail.suffix(g), std::string(kCinCommon) + kMma, "CAGR_CIN_MMA");
+  return k.finish(src, rule, name + ", wmma]" + suffix, std::string(kCinCommon) + kMma, "CAGR_CIN_MMA");
 }
 
 }  // namespace cagr::cuda::gen

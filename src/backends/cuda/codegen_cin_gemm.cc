@@ -2,7 +2,7 @@
 // rounded to the GEMM's element type, the outer product of a chunk of the
 // batch in (b,d)-major rows, and the transpose of the GEMM's [(b,d), o]
 // result into the plan's [b, o, d] with the bias and the group's activation
-// tail (e.g. ReLU; views pass through). xk, x0 and W round to the
+// tail (e.g. ReLU; views pass through), and a pooled tail's row sums. xk, x0 and W round to the
 // math precision as the reference executor's emulation does; the exact
 // product (two <= 11-bit significands) rounds once more to the element
 // type, as nvrtc.cin's wmma path does (the reference keeps it exact).
@@ -15,6 +15,14 @@
 #include "lower/op_sets.h"
 
 namespace cagr::cuda {
+
+std::vector<ValueId> CinGemm::outputs() const {
+  std::vector<ValueId> v;
+  for (ValueId x : {out, pooled}) {
+    if (x != kNoValue) v.push_back(x);
+  }
+  return v;
+}
 
 size_t CinGemm::weightBytes() const {
   return math == Precision::kF32 ? 0 : static_cast<size_t>(O * ldz) * elementBytes;
@@ -120,21 +128,33 @@ __device__ __forceinline__ void cagr_cing_z(const float* __restrict__ xk, const 
 
 // One block per sample b: out[b, o, d] = f(y[(b*D + d) * O + o] + bias[o])
 // (f: the group's elementwise tail), through shared memory (padded rows)
-// when the sample's D x O tile fits.
-template <int O, int D, bool BIAS, bool SH, typename F>
+// when the sample's D x O tile fits; with MAP the map is stored, with POOL
+// each row's sum over d goes to pooled[b, o] (one thread per row, d in
+// order: the same bits every run).
+template <int O, int D, bool BIAS, bool SH, bool MAP, bool POOL, typename F>
 __device__ __forceinline__ void cagr_cing_out(const float* __restrict__ y, const float* __restrict__ bias,
-                                              float* __restrict__ out, long long rows, F f) {
+                                              float* __restrict__ out, float* __restrict__ pooled, long long rows,
+                                              F f) {
   __shared__ float ys[SH ? D * (O + 1) : 1];
   for (long long b = blockIdx.x; b < rows; b += gridDim.x) {
     const float* yb = y + b * D * O;
-    float* ob = out + b * O * D;
     if constexpr (SH) {
       for (int e = threadIdx.x; e < D * O; e += blockDim.x) ys[(e / O) * (O + 1) + e % O] = yb[e];
       __syncthreads();
     }
-    for (int e = threadIdx.x; e < O * D; e += blockDim.x) {
-      const int o = e / D, d = e - o * D;
-      ob[e] = f((SH ? ys[d * (O + 1) + o] : yb[d * O + o]) + (BIAS ? __ldg(bias + o) : 0.f));
+    const auto at = [&](int o, int d) {
+      return f((SH ? ys[d * (O + 1) + o] : yb[d * O + o]) + (BIAS ? __ldg(bias + o) : 0.f));
+    };
+    if constexpr (MAP) {
+      float* ob = out + b * O * D;
+      for (int e = threadIdx.x; e < O * D; e += blockDim.x) ob[e] = at(e / D, e % D);
+    }
+    if constexpr (POOL) {
+      for (int o = threadIdx.x; o < O; o += blockDim.x) {
+        float s = 0.f;
+        for (int d = 0; d < D; ++d) s += at(o, d);
+        pooled[b * O + o] = s;
+      }
     }
     if constexpr (SH) __syncthreads();
   }
@@ -167,15 +187,20 @@ void appendEntry(std::string& src, const std::string& entry, const std::string& 
 
 // The group's elementwise tail as outKernel applies it: members after the
 // CIN that are views or elementwise ops reading only the previous value
-// (ReLU, sigmoid, ...), f32 all the way, ending in the group's one output.
-// Fills `out`, the lambda body over `v` ("" none) and the name suffix.
-Status tailOf(const CodegenRequest& r, NodeId anchor, ValueId& out, std::string& body, std::string& suffix) {
+// (ReLU, sigmoid, ...), f32 all the way, ending in the group's one output
+// or, pooled, in the operand of the group's last member, a ReduceSum over D
+// (groups.cc checkCinPooling): `pooled` its output, `out` the chain's end
+// only where it is a group output too. Fills the lambda body over `v`
+// ("" none) and the name suffix.
+Status tailOf(const CodegenRequest& r, NodeId anchor, ValueId& out, ValueId& pooled, std::string& body,
+              std::string& suffix) {
   const Graph& g = r.g;
+  const NodeId sum = r.members.size() > 1 && g.node(r.members.back()).op == OpKind::kReduceSum ? r.members.back() : -1;
   ValueId cur = g.node(anchor).outputs[0];
   std::string var = "v";
   int n = 0;
   for (NodeId m : r.members) {
-    if (m == anchor) continue;
+    if (m == anchor || m == sum) continue;
     if (m < anchor) return unsupportedAt(g, m, "comes before the CIN in its group");
     const Node& node = g.node(m);
     if (!ops::in(ops::kEltwise | ops::kViews, node.op)) return unsupportedAt(g, m, "is no elementwise op or view");
@@ -204,11 +229,24 @@ Status tailOf(const CodegenRequest& r, NodeId anchor, ValueId& out, std::string&
     body += "const float " + var + " = " + e + "; ";
     suffix += std::string("+") + opInfo(node.op).mnemonic;
   }
-  if (r.outputs.size() != 1 || r.outputs[0] != cur) {
-    return unsupportedAt(g, anchor, "its group has outputs besides the end of its tail");
-  }
-  out = cur;
   if (!body.empty()) body += "return " + var + ";";
+  const auto isOut = [&](ValueId v) { return std::find(r.outputs.begin(), r.outputs.end(), v) != r.outputs.end(); };
+  if (sum < 0) {
+    if (r.outputs.size() != 1 || r.outputs[0] != cur) {
+      return unsupportedAt(g, anchor, "its group has outputs besides the end of its tail");
+    }
+    out = cur;
+    return Status::ok();
+  }
+  pooled = g.node(sum).outputs[0];
+  if (g.node(sum).inputs[0] != cur || g.value(pooled).mir.storage != Precision::kF32 || !isOut(pooled)) {
+    return unsupportedAt(g, sum, "does not sum the end of the CIN's tail into an f32 group output");
+  }
+  out = isOut(cur) ? cur : kNoValue;
+  if (r.outputs.size() != (out != kNoValue ? 2u : 1u)) {
+    return unsupportedAt(g, anchor, "its group has outputs besides its map and its row sums");
+  }
+  suffix += "+sum";
   return Status::ok();
 }
 
@@ -235,9 +273,9 @@ StatusOr<CinGemm> generateCinGemm(const CodegenRequest& r, std::string& src, std
   if (g.value(n.outputs[0]).mir.storage != Precision::kF32) {
     return unsupportedAt(g, id, "its output is not stored as f32");
   }
-  ValueId groupOut = kNoValue;
+  ValueId groupOut = kNoValue, pooled = kNoValue;
   std::string tailBody, tailName;
-  CAGR_RETURN_IF_ERROR(tailOf(r, id, groupOut, tailBody, tailName));
+  CAGR_RETURN_IF_ERROR(tailOf(r, id, groupOut, pooled, tailBody, tailName));
   const auto& xk = g.type(n.inputs[0]).dims;
   const auto& x0 = g.type(n.inputs[1]).dims;
   const auto& w = g.type(n.inputs[2]).dims;
@@ -252,6 +290,7 @@ StatusOr<CinGemm> generateCinGemm(const CodegenRequest& r, std::string& src, std
   c.w = n.inputs[2];
   c.bias = n.inputs.size() > 3 ? n.inputs[3] : kNoValue;
   c.out = groupOut;
+  c.pooled = pooled;
   c.tail = tailName;
   c.O = w[0];
   c.H = xk[1];
@@ -304,13 +343,16 @@ StatusOr<CinGemm> generateCinGemm(const CodegenRequest& r, std::string& src, std
   {
     GeneratedKernel k;
     const bool bias = c.bias != kNoValue, sh = c.D * (c.O + 1) * 4 <= 40 * 1024;
-    k.entry = "cagr_cino_" + O + "x" + D + (bias ? "_bias" : "") + tailTag(tailBody);
+    const bool map = c.out != kNoValue, pool = c.pooled != kNoValue;
+    k.entry = "cagr_cino_" + O + "x" + D + (bias ? "_bias" : "") + (pool ? (map ? "_mapsum" : "_sum") : "") +
+              tailTag(tailBody);
     const std::string f = tailBody.empty() ? "[](float v) { return v; }" : "[](float v) { " + tailBody + " }";
-    appendEntry(src, k.entry, "const float* y, const float* bias, float* out, long long rows",
-                "cagr_cing_out<" + O + ", " + D + ", " + (bias ? "true" : "false") + ", " + (sh ? "true" : "false") +
-                    ">(y, bias, out, rows, " + f + ");");
-    k.params = {c.out};
-    k.numOutputs = 1;
+    const auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+    appendEntry(src, k.entry, "const float* y, const float* bias, float* out, float* pooled, long long rows",
+                "cagr_cing_out<" + O + ", " + D + ", " + flag(bias) + ", " + flag(sh) + ", " + flag(map) + ", " +
+                    flag(pool) + ">(y, bias, out, pooled, rows, " + f + ");");
+    k.params = c.outputs();
+    k.numOutputs = static_cast<int>(k.params.size());
     k.extents = {ExtentRef{0, 0}};
     k.launch = perSample;
     k.name = name + ", transpose + bias" + tailName + "]";

@@ -18,11 +18,14 @@
 // contract (the runtime launches them itself, cuda_cin_run.h):
 //   wKernel(const float* w, E* wq)                           grid launch({})
 //   zKernel(const float* xk, const float* x0, E* z, long long rows)
-//   outKernel(const float* y, const float* bias, float* out, long long rows)
-// with xk / x0 / out already offset to the chunk's first sample and bias
-// nullptr without one; zKernel and outKernel launch with launch({rows}).
+//   outKernel(const float* y, const float* bias, float* out, float* pooled, long long rows)
+// with xk / x0 / out / pooled already offset to the chunk's first sample and
+// bias nullptr without one; zKernel and outKernel launch with launch({rows}).
 // outKernel also applies the group's elementwise tail (unary ops and views
-// after the CIN, e.g. xDeepFM's ReLU), so `out` is the group's output.
+// after the CIN, e.g. xDeepFM's ReLU), so `out` is the group's output; with
+// a pooled tail (a ReduceSum over D ending the group) it also writes each
+// row's sum over D into `pooled` [rows, O], and `out` is nullptr (never
+// written) unless a later kernel reads the layer's map.
 //
 // The GEMM's K is ldz for the reduced modes (Wq and Z carry zero padding up
 // to 16 bytes, which keeps every row TMA-aligned: K = 484 bf16 is not), K
@@ -36,6 +39,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "backends/cuda/codegen.h"
 
@@ -43,7 +47,9 @@ namespace cagr::cuda {
 
 struct CinGemm {
   NodeId node = -1;
-  ValueId xk = kNoValue, x0 = kNoValue, w = kNoValue, bias = kNoValue, out = kNoValue;
+  ValueId xk = kNoValue, x0 = kNoValue, w = kNoValue, bias = kNoValue;
+  ValueId out = kNoValue;     // the layer's map after the tail (kNoValue: pooled, and no later kernel reads it)
+  ValueId pooled = kNoValue;  // the pooled tail's [B, O] row sums (kNoValue: no pooling)
   int64_t O = 0, H = 0, M = 0, D = 0;
   int64_t ldz = 0;  // row pitch of Z and Wq in elements (K rounded up to 16 bytes)
   Precision math = Precision::kF32;
@@ -55,6 +61,8 @@ struct CinGemm {
   std::string tail;  // the elementwise tail outKernel applies ("" none, else "+relu" ...)
 
   int64_t K() const { return H * M; }
+  /// The values the step writes: the map and / or the row sums.
+  std::vector<ValueId> outputs() const;
   /// The GEMM's reduction length: ldz where W is rounded into the zero-padded Wq, K for f32.
   int64_t gemmK() const { return math == Precision::kF32 ? K() : ldz; }
   /// Scratch bytes of Wq (0 for f32 math).

@@ -247,6 +247,7 @@ Status PreparedCin::enqueue(cudaStream_t stream, void* workspace, void* scratch)
   const auto* xk = static_cast<const float*>(buf_.xk);
   const auto* x0 = static_cast<const float*>(buf_.x0);
   auto* out = static_cast<float*>(buf_.out);
+  auto* pooled = static_cast<float*>(buf_.pooled);
   int64_t chunk = 0;
   for (int64_t b0 = 0; b0 < batch_; b0 += rows_, ++chunk) {
     const int lane = static_cast<int>(chunk % lanes_);
@@ -259,7 +260,8 @@ Status PreparedCin::enqueue(cudaStream_t stream, void* workspace, void* scratch)
     const int part = rows == rows_ ? 0 : 1;
     const float* xkc = xk + b0 * c_.H * c_.D;
     const float* x0c = x0 + b0 * c_.M * c_.D;
-    float* outc = out + b0 * c_.O * c_.D;
+    float* outc = out != nullptr ? out + b0 * c_.O * c_.D : nullptr;
+    float* pooledc = pooled != nullptr ? pooled + b0 * c_.O : nullptr;
     const void* bias = buf_.bias;
     void* zargs[] = {&xkc, &x0c, &z, &rows};
     CAGR_RETURN_IF_ERROR(launch(k_.z, k_.zLaunch({static_cast<int64_t>(rows)}), zargs, s, "outer product"));
@@ -267,7 +269,7 @@ Status PreparedCin::enqueue(cudaStream_t stream, void* workspace, void* scratch)
         checkLt(cublasLtMatmul(ctx_->lt(), desc_, &alpha, wq, layoutW_, z, layoutZ_[part], &beta, y, layoutY_[part], y,
                                layoutY_[part], &algo_[part], ws, workspaceBytes_, s),
                 where_ + ": cublasLtMatmul"));
-    void* oargs[] = {&y, &bias, &outc, &rows};
+    void* oargs[] = {&y, &bias, &outc, &pooledc, &rows};
     CAGR_RETURN_IF_ERROR(launch(k_.out, k_.outLaunch({static_cast<int64_t>(rows)}), oargs, s, "transpose + bias"));
   }
   for (size_t i = 0; i < laneStreams_.size(); ++i) {

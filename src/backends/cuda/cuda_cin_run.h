@@ -48,7 +48,8 @@ class PreparedCin {
     const void* x0 = nullptr;
     const void* w = nullptr;
     const void* bias = nullptr;  // nullptr: no bias
-    void* out = nullptr;
+    void* out = nullptr;     // nullptr: the layer's map is not written (pooled only)
+    void* pooled = nullptr;  // nullptr: no pooled tail
   };
   /// `where` names the step in errors.
   static StatusOr<std::unique_ptr<PreparedCin>> create(BlasContext& ctx, const CinGemm& c, Kernels k,

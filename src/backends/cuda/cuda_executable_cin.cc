@@ -2,7 +2,8 @@
 // cuda_cin_run.h): each prepared with its device pointers and chunking, and
 // one scratch buffer per batch size with a slice per stream, as large as
 // the largest CIN step on that stream needs (steps of one stream run one
-// after another, so they share it).
+// after another, so they share it). A pooled layer writes its row sums, and
+// its map only where a later step reads it.
 #include "backends/cuda/cuda_executable_batch.h"
 
 namespace cagr::cuda {
@@ -22,11 +23,14 @@ Status CudaExecutable::prepareCin(Batch& bt, size_t s) {
   k.zLaunch = kernel(c.zKernel)->launch;
   k.out = kernels_.at(static_cast<size_t>(c.outKernel));
   k.outLaunch = kernel(c.outKernel)->launch;
+  const auto written = [&](ValueId v) -> void* {
+    return v != kNoValue ? bt.ptr[static_cast<size_t>(prog_.root(v))] : nullptr;
+  };
   PreparedCin::Buffers buf{operandPtr(bt, s, c.xk), operandPtr(bt, s, c.x0), operandPtr(bt, s, c.w),
-                           c.bias != kNoValue ? operandPtr(bt, s, c.bias) : nullptr,
-                           bt.ptr[static_cast<size_t>(prog_.root(c.out))]};
-  if (buf.xk == nullptr || buf.x0 == nullptr || buf.w == nullptr || buf.out == nullptr ||
-      (c.bias != kNoValue && buf.bias == nullptr)) {
+                           c.bias != kNoValue ? operandPtr(bt, s, c.bias) : nullptr, written(c.out),
+                           written(c.pooled)};
+  if (buf.xk == nullptr || buf.x0 == nullptr || buf.w == nullptr || (c.out != kNoValue && buf.out == nullptr) ||
+      (c.pooled != kNoValue && buf.pooled == nullptr) || (c.bias != kNoValue && buf.bias == nullptr)) {
     return internalError(stepWhere(s) + ": an operand has no device buffer");
   }
   const auto& shape = bt.plan.shape[static_cast<size_t>(c.xk)];

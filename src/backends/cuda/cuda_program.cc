@@ -153,7 +153,7 @@ class Lowering {
       s.reads.push_back(v);
       if (g_.isConstant(p_.root(v))) s.constants.push_back({p_.root(v), false, 0});
     }
-    s.writes = {c.out};
+    s.writes = c.outputs();
     p_.cins.push_back(c);
     p_.steps.push_back(std::move(s));
     return Status::ok();

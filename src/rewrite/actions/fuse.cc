@@ -1,8 +1,8 @@
 // fuse(a, b): a consumer b (reached from a directly or through views) joins
 // a's kernel group — Gemm + bias + activation, lookup + elementwise tail,
-// CIN + activation, elementwise chains, eltwise prologue + reduction. Pays by never writing
+// CIN + activation (+ its sum-pooling), elementwise chains, eltwise prologue + reduction. Pays by never writing
 // the intermediate. Needs: a group classifyGroup accepts, a catalog kernel for
-// it on the target, the intermediate used only inside, one stream.
+// it on the target, the intermediate used only inside (a pooled CIN map may stay an output), one stream.
 #include <algorithm>
 #include <map>
 
@@ -24,12 +24,22 @@ struct Ctx {
       : g(graph), t(target), uses(valueUses(graph)), consumers(nodeConsumers(graph)), groups(graph) {}
 };
 
+// True when `next` would pool a CIN group's output (groups.cc checkCinPooling):
+// the layer's map may stay a group output (the next layer reads it), as the
+// kernel writes it and its row sums in the same pass.
+bool poolsCinGroup(const Ctx& c, NodeId next, const std::vector<NodeId>& merged) {
+  return c.g.node(next).op == OpKind::kReduceSum && c.g.node(merged.front()).op == OpKind::kCIN &&
+         next == merged.back();
+}
+
 // Why an output of `x` feeding `next` must still be written, or "".
 std::string escapes(const Ctx& c, NodeId x, NodeId next, const std::vector<NodeId>& merged) {
+  const bool pooling = poolsCinGroup(c, next, merged);
   for (ValueId v : c.g.node(x).outputs) {
     const auto& users = c.uses.consumers[static_cast<size_t>(v)];
     if (std::find(users.begin(), users.end(), next) == users.end()) continue;
     if (c.uses.isOutput[static_cast<size_t>(v)]) return "the output of " + nodeWhere(c.g, x) + " is a graph output";
+    if (pooling) continue;
     for (NodeId u : users) {
       if (!std::binary_search(merged.begin(), merged.end(), u)) {
         return "the output of " + nodeWhere(c.g, x) + " is also used by " + nodeWhere(c.g, u);
@@ -57,8 +67,12 @@ bool anchorsRuleOut(const Graph& g, const std::vector<NodeId>& merged) {
   NodeId anchor = -1;
   for (NodeId m : merged) {
     if (ops::in(ops::kEltwise | ops::kViews, g.node(m).op)) continue;
-    if (anchor >= 0) return true;
-    anchor = m;
+    if (anchor < 0) {
+      anchor = m;
+      continue;
+    }
+    // A second anchor: only a CIN's pooled tail (its ReduceSum), ending the group.
+    if (g.node(anchor).op != OpKind::kCIN || m != merged.back()) return true;
   }
   if (anchor < 0) return false;
   OpKind k = g.node(anchor).op;

@@ -1,0 +1,158 @@
+// The pooled CIN tail's code without a GPU (issue 6): a CIN layer's sum
+// over D in its own kernel — nvrtc.cin adds each tail value into the
+// block's row sums, cublaslt.cin's transpose kernel sums each row — in
+// every math mode, on xDeepFM's greedy H200 plan and on two small layers;
+// the map is written only where the next layer reads it; the module
+// NVRTC-compiles for sm_90a. Without the CUDA toolkit it compiles to nothing.
+#include <gtest/gtest.h>
+
+#if CAGR_HAVE_CUDA
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <unistd.h>
+
+#include "../rewrite/rewrite_test_util.h"
+#include "backends/cuda/codegen.h"
+#include "backends/cuda/cuda_program.h"
+#include "cagr/policy.h"
+#include "cin_pool_util.h"
+
+namespace cagr {
+namespace {
+
+namespace fs = std::filesystem;
+
+const Target& h200() {
+  static const Target t = rwtest::target("h200");
+  return t;
+}
+
+void compileForSm90a(const cuda::Program& p, const std::string& what) {
+  cuda::NvrtcOptions o;
+  o.arch = "sm_90a";
+  o.cacheDir = (fs::temp_directory_path() / ("cagr-nvrtc-cin-pool-test-" + std::to_string(getpid()))).string();
+  auto m = cuda::compileModule(p.moduleSource, o);
+  std::error_code ec;
+  fs::remove_all(o.cacheDir, ec);  // each module compiled afresh, nothing left behind
+  ASSERT_TRUE(m.isOk()) << what << ": " << m.status().message();
+  EXPECT_EQ(m->log.find("warning"), std::string::npos) << what << ": " << m->log;
+  for (const auto& k : p.kernels) EXPECT_NE(m->ptx.find(".entry " + k.entry + "("), std::string::npos) << k.entry;
+}
+
+const Precision kModes[] = {Precision::kF32, Precision::kTF32, Precision::kBF16, Precision::kF16};
+
+// xDeepFM's greedy plan for the H200 at batch 4096 (its three pooled CIN groups).
+const Graph& xdeepfmPlan() {
+  static const Graph plan = [] {
+    auto policy = makePolicy("greedy");
+    EnvConfig cfg;
+    cfg.batch = 4096;
+    auto r = optimize(rwtest::zoo("xdeepfm"), h200(), **policy, cfg);
+    EXPECT_TRUE(r.isOk()) << r.status().message();
+    return r.isOk() ? r->plan : Graph();
+  }();
+  return plan;
+}
+
+// The plan with every pooled CIN group on `kernel` in `math`.
+Graph onKernel(const Graph& plan, const std::string& kernel, Precision math) {
+  Graph g = plan;
+  KernelId k = *kernelByName(kernel);
+  std::vector<int32_t> groups;
+  for (const auto& m : kernelGroups(g)) {
+    if (g.node(m.front()).op == OpKind::kCIN && g.node(m.back()).op == OpKind::kReduceSum) {
+      groups.push_back(g.node(m.front()).mir.group);
+    }
+  }
+  EXPECT_EQ(groups.size(), 3u);
+  for (Node& n : g.mutableNodes()) {
+    if (n.mir.group < 0 || std::find(groups.begin(), groups.end(), n.mir.group) == groups.end()) continue;
+    n.mir.kernel = k;
+    if (n.op == OpKind::kCIN) n.mir.math = math;
+  }
+  return g;
+}
+
+// Each sum over a CIN layer's map runs in the step that runs the layer.
+void expectEachPoolingInItsCinStep(const Graph& g, const cuda::Program& p, const std::string& what) {
+  int pooled = 0;
+  for (const auto& s : p.steps) {
+    bool cin = false, sum = false;
+    for (NodeId m : s.nodes) {
+      cin |= g.node(m).op == OpKind::kCIN;
+      sum |= g.node(m).op == OpKind::kReduceSum && g.type(g.node(m).inputs[0]).rank() == 3;
+    }
+    EXPECT_TRUE(cin || !sum) << what << ": " << s.name << " pools a map apart from its layer";
+    pooled += cin && sum ? 1 : 0;
+  }
+  EXPECT_EQ(pooled, 3) << what;
+}
+
+TEST(CudaCinPoolCodegen, XdeepfmPooledLayersOnNvrtcCinInEveryMathMode) {
+  for (Precision math : kModes) {
+    const std::string what = std::string("xdeepfm nvrtc.cin pooled ") + precisionName(math);
+    Graph g = onKernel(xdeepfmPlan(), "nvrtc.cin", math);
+    ASSERT_TRUE(verifyPlan(g, h200()).isOk()) << verifyPlan(g, h200()).message();
+    auto p = cuda::lowerPlan(g, h200());
+    ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();
+    std::vector<int> writes;  // per pooled layer: the buffers its kernel writes
+    for (const auto& k : p->kernels) {
+      if (k.name.rfind("nvrtc.cin[", 0) != 0) continue;
+      EXPECT_NE(k.name.find("+relu+sum"), std::string::npos) << k.name;
+      EXPECT_NE(k.name.find(precisionName(math)), std::string::npos) << k.name;
+      writes.push_back(k.numOutputs);
+    }
+    // Layers 1 and 2 write their map (the next layer reads it) and row sums; layer 3 only its row sums.
+    EXPECT_EQ(writes, (std::vector<int>{2, 2, 1})) << what;
+    expectEachPoolingInItsCinStep(g, *p, what);
+    compileForSm90a(*p, what);
+  }
+}
+
+TEST(CudaCinPoolCodegen, XdeepfmPooledLayersOnCublasLtCinInEveryMathMode) {
+  for (Precision math : kModes) {
+    const std::string what = std::string("xdeepfm cublaslt.cin pooled ") + precisionName(math);
+    Graph g = onKernel(xdeepfmPlan(), "cublaslt.cin", math);
+    auto p = cuda::lowerPlan(g, h200());
+    ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();
+    ASSERT_EQ(p->cins.size(), 3u) << what;
+    for (size_t i = 0; i < 3; ++i) {
+      const cuda::CinGemm& c = p->cins[i];
+      EXPECT_NE(c.pooled, kNoValue) << what << " layer " << i;
+      EXPECT_EQ(c.out == kNoValue, i == 2) << what << " layer " << i << ": the map only where the next layer reads it";
+      EXPECT_EQ(c.tail, "+relu+sum") << what;
+      EXPECT_EQ(p->kernels[static_cast<size_t>(c.outKernel)].numOutputs, i == 2 ? 1 : 2) << what;
+    }
+    expectEachPoolingInItsCinStep(g, *p, what);
+    for (const auto& s : p->steps) {
+      if (s.kind == cuda::StepKind::kCinGemm) {
+        EXPECT_EQ(s.writes, p->cins[static_cast<size_t>(s.cin)].outputs());
+      }
+    }
+    compileForSm90a(*p, what);
+  }
+}
+
+TEST(CudaCinPoolCodegen, SmallPooledLayersOnEitherKernelCompile) {
+  // O = 40 / 24, D = 8: the FFMA tile widens to whole samples, the wmma tile is 64 columns.
+  for (const std::string kernel : {"nvrtc.cin", "cublaslt.cin"}) {
+    for (Precision math : kModes) {
+      const std::string what = kernel + " pooled " + precisionName(math);
+      Graph g = rectest::pooledCinLayers(8, kernel, math);
+      ASSERT_TRUE(verifyPlan(g, h200()).isOk()) << what << ": " << verifyPlan(g, h200()).message();
+      auto p = cuda::lowerPlan(g, h200());
+      ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();
+      int pooled = 0;
+      for (const auto& s : p->steps) pooled += s.name.find("+sum") != std::string::npos ? 1 : 0;
+      EXPECT_EQ(pooled, 2) << what;
+      compileForSm90a(*p, what);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cagr
+
+#endif
