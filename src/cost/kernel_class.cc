@@ -5,6 +5,7 @@
 #include "ir/shape_util.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cagr {
 namespace {
@@ -183,6 +184,24 @@ bool skewedCsr(const Graph& g, const Node& n) {
   return longest > 64 && static_cast<double>(longest) > 8 * mean;
 }
 
+// A CSR SpMM's own kernel on either backend (own.spmm on the CPU,
+// nvrtc.spmm on CUDA; backend probes time both on uniform and skewed rows):
+// its rows' class, then the uniform one. Bytes: row_ptr, col_idx, values, the
+// gathered dense rows and the output (the op table's count).
+std::vector<std::pair<const char*, std::string>> spmmTries(const char* kernel, const Graph& g, const Node& n) {
+  return {{kernel, skewedCsr(g, n) ? "spmm.skewed" : "spmm.csr"}, {kernel, "spmm.csr"}};
+}
+
+// The first of `tries` the profile has an entry for; else `fallback`.
+std::pair<std::string, std::string> firstProbed(const HardwareProfile& hw,
+                                                const std::vector<std::pair<const char*, std::string>>& tries,
+                                                std::pair<std::string, std::string> fallback) {
+  for (const auto& [kernel, cls] : tries) {
+    if (hasEntry(hw, kernel, cls)) return {kernel, cls};
+  }
+  return fallback;
+}
+
 // The kernel CAGR's CUDA backend generates for node `n` priced as (kernel,
 // cls) by default, and the class its backend probe measured it in, when the
 // profile has that entry (cagr profile --target cuda); else (kernel, cls).
@@ -196,12 +215,7 @@ std::pair<std::string, std::string> generatedOnCuda(const HardwareProfile& hw, c
     case OpKind::kCIN: tries = {{"nvrtc.cin", "gemm.cin"}}; break;
     case OpKind::kInteraction: tries = {{"nvrtc.interaction", "gemm.interaction"}}; break;
     case OpKind::kFM: tries = {{"nvrtc.fm", "reduce.fm"}}; break;
-    case OpKind::kSpMM:
-      // Its own kernel (backends/cuda/codegen_spmm.cc), probed on uniform and
-      // skewed rows; bytes: row_ptr, col_idx, values, the gathered dense rows
-      // and the output (the op table's count).
-      tries = {{"nvrtc.spmm", skewedCsr(g, n) ? "spmm.skewed" : "spmm.csr"}, {"nvrtc.spmm", "spmm.csr"}};
-      break;
+    case OpKind::kSpMM: tries = spmmTries("nvrtc.spmm", g, n); break;  // backends/cuda/codegen_spmm.cc
     case OpKind::kGemm:
     case OpKind::kMatMul:
       // CAGR's CUDA backend calls cuBLASLt for a GEMM no plan gave another
@@ -245,10 +259,7 @@ std::pair<std::string, std::string> generatedOnCuda(const HardwareProfile& hw, c
         tries = {{"nvrtc.eltwise", kc.second}};
       }
   }
-  for (const auto& [kernel, cls] : tries) {
-    if (hasEntry(hw, kernel, cls)) return {kernel, cls};
-  }
-  return kc;
+  return firstProbed(hw, tries, kc);
 }
 
 std::pair<std::string, std::string> classifyDefault(const HardwareProfile& hw, const Graph& g, const Node& n,
@@ -284,6 +295,12 @@ std::pair<std::string, std::string> classifyDefault(const HardwareProfile& hw, c
     case OpKind::kGather:
     case OpKind::kGatherND:
     case OpKind::kSpMM: {
+      // The CPU backend's own SpMM (backends/cpu/spmm_step.cc) where the
+      // profile probed it; else priced like a lookup.
+      if (n.op == OpKind::kSpMM) {
+        auto kc = firstProbed(hw, spmmTries("own.spmm", g, n), {"", ""});
+        if (!kc.first.empty()) return kc;
+      }
       if (selectsFromActivation(g, n) && hasClass(hw, "movement.strided")) {
         return {bestKernelFor(hw, "movement.strided", "own.eltwise"), "movement.strided"};
       }
@@ -397,6 +414,19 @@ double streamingBandwidth(const HardwareProfile& hw, const std::string& kernel, 
     return std::max(classRate, cacheBandwidthFor(hw, bytesPerCall));
   }
   return classRate;
+}
+
+double gemmTileShare(const HardwareProfile& hw, const Graph& g, const Node& n, const NodeStats& stats,
+                     const std::string& shapeClass) {
+  if (hw.kind != "gpu" || (n.op != OpKind::kGemm && n.op != OpKind::kMatMul) || isBatchedProduct(g, n, stats)) {
+    return 1;
+  }
+  if (shapeClass != "gemm.small" && shapeClass != "gemm.medium" && shapeClass != "gemm.large") return 1;
+  constexpr double kTile = 128;
+  auto share = [](double d) { return d > kTile ? d / (std::ceil(d / kTile) * kTile) : 1.0; };
+  double m, nn, k;
+  gemmDims(n, stats, m, nn, k);
+  return share(m) * share(nn);
 }
 
 double cacheBandwidthFor(const HardwareProfile& hw, double workingSetBytes) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 
+#include "cagr/analysis.h"
 #include "cagr/backend.h"
 #include "cagr/rewrite.h"
 #include "cagr/text.h"
@@ -138,6 +139,32 @@ Status runSpec(const ProbeSpec& s, const std::vector<int64_t>& rows, int threads
   return Status::ok();
 }
 
+/// NGCF's CSR SpMM (probe::spmmCsrPlan, 64 columns) on own.spmm, uniform
+/// rows (spmm.csr) and skewed ones (spmm.skewed), from an L2-sized graph to
+/// larger ones; bytes and FLOPs as the op table counts them (the cost
+/// model's count), the plan has no batch dimension.
+Status runSpmm(const std::vector<int64_t>& graphRows, int threads, double seconds, BackendProbes& out) {
+  for (int64_t rows : graphRows) {
+    for (bool skewed : {false, true}) {
+      probe::CsrPlan plan = probe::spmmCsrPlan(rows, 16, 64, skewed);
+      CAGR_ASSIGN_OR_RETURN(Graph g, parseGraph(graphText({}, plan.body, plan.outType), "probe " + plan.label));
+      CAGR_ASSIGN_OR_RETURN(auto timings, timePlan(g, {}, 1, threads, seconds));
+      auto k = std::find_if(timings.begin(), timings.end(), [](const KernelTiming& t) { return t.kernel == "own.spmm"; });
+      if (k == timings.end()) return internalError("probe " + plan.label + ": the backend ran no own.spmm kernel");
+      CAGR_ASSIGN_OR_RETURN(GraphStats stats, computeStats(g, defaultBindings(g, 1)));
+      double bytes = 0, flops = 0;
+      for (NodeId id : k->nodes) {
+        const OpCounts& oc = stats.nodes[static_cast<size_t>(id)].counts;
+        bytes += oc.bytesRead + oc.bytesWritten;
+        flops += oc.flops;
+      }
+      out.points.push_back(ProbePoint{"own.spmm", skewed ? "spmm.skewed" : "spmm.csr", plan.label, bytes, flops,
+                                      kernelSeconds(*k), k->minMs * 1e-3});
+    }
+  }
+  return Status::ok();
+}
+
 /// x, y: [N,32]; out = relu((x + y) * y) - x: four kernels unfused, one fused.
 Status runFusion(const std::vector<int64_t>& rows, int threads, double seconds, BackendProbes& out) {
   std::string t = tensorType({32}), tt = t + ", " + t;
@@ -190,6 +217,9 @@ StatusOr<BackendProbes> runBackendProbes(int threads, bool quick, double seconds
   const std::vector<int64_t> batches =
       quick ? std::vector<int64_t>{64, 2048} : std::vector<int64_t>{8, 64, 512, 2048, 8192, 32768};
   CAGR_RETURN_IF_ERROR(runSpec(batchedGemmSpec(), batches, threads, secondsEach, out));
+  // 100 rows (1,600 entries): the smallest call, whose time is the entry's overhead.
+  CAGR_RETURN_IF_ERROR(runSpmm(quick ? std::vector<int64_t>{100, 2000} : std::vector<int64_t>{100, 2000, 8000, 32000},
+                               threads, secondsEach, out));
   const std::vector<int64_t> fusionRows = quick ? std::vector<int64_t>{4096} : std::vector<int64_t>{512, 4096, 32768};
   CAGR_RETURN_IF_ERROR(runFusion(fusionRows, threads, secondsEach, out));
   return out;

@@ -2,7 +2,8 @@
 // on CAGR's own CPU backend and timed kernel by kernel
 // (Executable::profile), so the profile prices the kernels plans really run
 // (elementwise, softmax, row reductions, data movement, gathers from cached
-// tables, batched GEMMs, per-step dispatch)
+// tables, batched GEMMs, CSR SpMM with uniform and skewed rows, per-step
+// dispatch)
 // instead of the profiler's hand-written streaming loops, and so that fused
 // and unfused runs of one elementwise chain fit the fusion coefficient alpha.
 #pragma once
@@ -19,7 +20,7 @@ namespace cagr::hw {
 struct ProbePoint {
   std::string kernel;           // profile kernel: "own.eltwise", "own.softmax", "own.movement", "own.reduce", ...
   std::string shapeClass;       // "eltwise.stream", "softmax.rows", "movement.strided", "movement.inner",
-                                // "reduce.rows", "gather.cached", "gemm.batched"
+                                // "reduce.rows", "gather.cached", "gemm.batched", "spmm.csr", "spmm.skewed"
   std::string what;             // "add [4096,32]", for sources
   double bytes = 0, flops = 0;  // per call, counted as src/ir/cost_rules.cc counts them
   double seconds = 0;           // per call, median (measured): CPU time of the calling thread when the

@@ -1,8 +1,12 @@
 // IR text helpers of the backend probes (see backend_probes_text.h).
 #include "hw/backend_probes_text.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
+
+#include "hw/microbench.h"
+#include "ir/text_format.h"
 
 namespace cagr::hw::probe {
 
@@ -54,6 +58,44 @@ std::string constantLine(const std::string& res, const std::vector<int64_t>& dim
   std::snprintf(v, sizeof v, "%.6e", value);
   return "    " + res + " = \"cagr.constant\"() {name = \"" + res.substr(1) + "\", value = dense<" + v +
          "> : " + fixedType(dims) + "} : () -> " + fixedType(dims) + "\n";
+}
+
+std::string tensorConstantLine(const std::string& res, const Tensor& t) {
+  std::string type = text::tensorTypeString(TensorType{t.dtype(), t.shape()});
+  return "    " + res + " = \"cagr.constant\"() {name = \"" + res.substr(1) + "\", value = " + text::denseLiteral(t) +
+         " : " + type + "} : () -> " + type + "\n";
+}
+
+CsrPlan spmmCsrPlan(int64_t rows, int64_t perRow, int64_t k, bool skewed) {
+  std::vector<int64_t> len(static_cast<size_t>(rows), perRow);
+  if (skewed) {
+    int64_t shortLen = std::max<int64_t>(1, (perRow * 100 - 32 * perRow) / 99);
+    for (int64_t r = 0; r < rows; ++r) len[static_cast<size_t>(r)] = r % 100 == 0 ? 32 * perRow : shortLen;
+  }
+  Tensor rowPtr(DType::kI64, {rows + 1});
+  int64_t nnz = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    rowPtr.data<int64_t>()[r] = nnz;
+    nnz += len[static_cast<size_t>(r)];
+  }
+  rowPtr.data<int64_t>()[rows] = nnz;
+  Tensor col(DType::kI64, {nnz});
+  std::mt19937_64 rng(11);
+  for (int64_t p = 0; p < nnz; ++p) col.data<int64_t>()[p] = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows));
+  CsrPlan plan;
+  plan.body = tensorConstantLine("%rp", rowPtr) + tensorConstantLine("%ci", col) + constantLine("%v", {nnz}, 0.05) +
+              constantLine("%x", {rows, k}, 0.01);
+  plan.outType = fixedType({rows, k});
+  plan.body += opLine(
+      "%out", "spmm", "%rp, %ci, %v, %x",
+      fmt("rows = %lld : i64, cols = %lld : i64", static_cast<long long>(rows), static_cast<long long>(rows)),
+      fmt("tensor<%lldxi64>, tensor<%lldxi64>, ", static_cast<long long>(rows + 1), static_cast<long long>(nnz)) +
+          fixedType({nnz}) + ", " + fixedType({rows, k}),
+      plan.outType);
+  plan.label = fmt("spmm %s [%lld,%lld] (%lld entries) x [%lld,%lld]", skewed ? "skewed" : "uniform",
+                   static_cast<long long>(rows), static_cast<long long>(rows), static_cast<long long>(nnz),
+                   static_cast<long long>(rows), static_cast<long long>(k));
+  return plan;
 }
 
 std::vector<std::pair<std::string, Tensor>> randomInputs(const std::vector<Input>& inputs, int64_t n) {

@@ -39,6 +39,20 @@ std::string constantLine(const std::string& res, const std::vector<int64_t>& dim
 /// "tensor<AxBxf32>" (no batch dim).
 std::string fixedType(const std::vector<int64_t>& dims);
 
+/// A constant tensor line of any dtype (dense data, hex past 16 elements).
+std::string tensorConstantLine(const std::string& res, const Tensor& t);
+
+/// A CSR SpMM plan without inputs (NGCF's graph propagation): a constant
+/// [rows, rows] matrix times a constant [rows, k] dense operand, every row
+/// `perRow` entries, or (`skewed`) one row in 100 with 32 * perRow entries
+/// and the others fewer, so the mean stays ~perRow (NGCF's longest row is
+/// ~31x its mean); columns uniform. No batch dimension: the plan is the same
+/// at every N. Shared by the CPU and CUDA backend probes.
+struct CsrPlan {
+  std::string body, outType, label;
+};
+CsrPlan spmmCsrPlan(int64_t rows, int64_t perRow, int64_t k, bool skewed);
+
 /// Inputs named in0, in1, ... at batch `n`: floats in [0.1, 1), ids uniform below idBound.
 std::vector<std::pair<std::string, Tensor>> randomInputs(const std::vector<Input>& inputs, int64_t n);
 

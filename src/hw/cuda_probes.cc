@@ -112,6 +112,26 @@ CudaProbeSpec gemmLayer(const std::string& kernel, const std::string& cls, int64
   return s;
 }
 
+/// A MatMul of two activations [N,h,m,k] x [N,h,k,n] (AutoInt's attention
+/// scores and their product with the values): N*h small products, which the
+/// backend runs as one strided-batched cuBLAS call (cuda_gemm.cc), far below
+/// the rate of one GEMM of the same FLOPs; priced as gemm.batched
+/// (kernel_class.cc isBatchedProduct), by its own FLOP curve, on `kernel`
+/// (cublas.sgemm: strided-batched cuBLAS; cublaslt.matmul: a batched layout).
+CudaProbeSpec batchedMatmul(const std::string& kernel, int64_t h, int64_t m, int64_t k, int64_t n,
+                            std::vector<int64_t> rows) {
+  CudaProbeSpec s;
+  s.kernel = kernel;
+  s.shapeClass = "gemm.batched";
+  s.inputs = {Input{{h, m, k}}, Input{{h, k, n}}};
+  s.outType = tensorType({h, m, n});
+  s.body = opLine("%out", "matmul", "%arg0, %arg1", "cagr.kernel = \"" + kernel + "\"",
+                  tensorType({h, m, k}) + ", " + tensorType({h, k, n}), s.outType);
+  s.label = kernel + " matmul " + tensorType({h, m, k}) + " x " + tensorType({h, k, n});
+  s.rows = std::move(rows);
+  return s;
+}
+
 /// Table-batched lookups (EmbeddingBags, one id per table and row): `lookups`
 /// constant [1000, dim] tables read with `fields` id columns (lookups >
 /// fields: the ids are shared through `slots`, as Wide&Deep's wide and deep
@@ -150,49 +170,15 @@ CudaProbeSpec multiTableBags(int64_t fields, int64_t lookups, int64_t dim, std::
   return s;
 }
 
-/// A constant tensor line of any dtype (dense data, hex past 16 elements).
-std::string tensorConstantLine(const std::string& res, const Tensor& t) {
-  std::string type = text::tensorTypeString(TensorType{t.dtype(), t.shape()});
-  return "    " + res + " = \"cagr.constant\"() {name = \"" + res.substr(1) + "\", value = " + text::denseLiteral(t) +
-         " : " + type + "} : () -> " + type + "\n";
-}
-
-/// CSR SpMM of a constant [rows, rows] matrix with a constant [rows, k]
-/// dense operand (NGCF's graph propagation): every row `perRow` entries, or
-/// (`skewed`) one row in 100 with 32 * perRow entries and the others fewer,
-/// so the mean stays ~perRow (NGCF's longest row is ~31x its mean). Columns
-/// uniform. No batch dimension: the plan is the same at every N.
+/// NGCF's CSR SpMM (probe::spmmCsrPlan) on the generated kernel.
 CudaProbeSpec spmmCsr(int64_t rows, int64_t perRow, int64_t k, bool skewed) {
+  probe::CsrPlan plan = probe::spmmCsrPlan(rows, perRow, k, skewed);
   CudaProbeSpec s;
   s.kernel = "nvrtc.spmm";
   s.shapeClass = skewed ? "spmm.skewed" : "spmm.csr";
-  std::vector<int64_t> len(static_cast<size_t>(rows), perRow);
-  if (skewed) {
-    int64_t shortLen = std::max<int64_t>(1, (perRow * 100 - 32 * perRow) / 99);
-    for (int64_t r = 0; r < rows; ++r) len[static_cast<size_t>(r)] = r % 100 == 0 ? 32 * perRow : shortLen;
-  }
-  Tensor rowPtr(DType::kI64, {rows + 1});
-  int64_t nnz = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    rowPtr.data<int64_t>()[r] = nnz;
-    nnz += len[static_cast<size_t>(r)];
-  }
-  rowPtr.data<int64_t>()[rows] = nnz;
-  Tensor col(DType::kI64, {nnz});
-  std::mt19937_64 rng(11);
-  for (int64_t p = 0; p < nnz; ++p) col.data<int64_t>()[p] = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows));
-  s.body = tensorConstantLine("%rp", rowPtr) + tensorConstantLine("%ci", col) + constantLine("%v", {nnz}, 0.05) +
-           constantLine("%x", {rows, k}, 0.01);
-  s.outType = fixedType({rows, k});
-  s.body += opLine(
-      "%out", "spmm", "%rp, %ci, %v, %x",
-      fmt("rows = %lld : i64, cols = %lld : i64", static_cast<long long>(rows), static_cast<long long>(rows)),
-      fmt("tensor<%lldxi64>, tensor<%lldxi64>, ", static_cast<long long>(rows + 1), static_cast<long long>(nnz)) +
-          fixedType({nnz}) + ", " + fixedType({rows, k}),
-      s.outType);
-  s.label = fmt("spmm %s [%lld,%lld] (%lld entries) x [%lld,%lld]", skewed ? "skewed" : "uniform",
-                static_cast<long long>(rows), static_cast<long long>(rows), static_cast<long long>(nnz),
-                static_cast<long long>(rows), static_cast<long long>(k));
+  s.body = std::move(plan.body);
+  s.outType = std::move(plan.outType);
+  s.label = std::move(plan.label);
   s.rows = {1};
   return s;
 }
@@ -220,6 +206,11 @@ std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
   // more passes over a row than a sum, so its own class.
   out.push_back(unary("nvrtc.reduce", "softmax.rows", "softmax", "axis = -1 : i64", {2, 22, 22}, {2, 22, 22},
                       batches));
+  // AutoInt's two batched products per attention layer (2 heads, 22 fields, 16 dims).
+  for (const char* k : {"cublas.sgemm", "cublaslt.matmul"}) {
+    out.push_back(batchedMatmul(k, 2, 22, 16, 22, batches));
+    out.push_back(batchedMatmul(k, 2, 22, 22, 16, batches));
+  }
   out.push_back(unary("nvrtc.movement", "movement.strided", "transpose", "perm = [0, 2, 1, 3]", {22, 2, 16},
                       {2, 22, 16}, batches));
   out.push_back(unary("nvrtc.movement", "movement.inner", "transpose", "perm = [0, 2, 3, 1]", {22, 2, 16},

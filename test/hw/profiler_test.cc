@@ -265,7 +265,9 @@ TEST(ProfileCpu, BackendProbesGiveCurvesAndAMeasuredFuseAlpha) {
                                                                   {"own.movement", "movement.inner"},
                                                                   {"own.reduce", "reduce.rows"},
                                                                   {"own.gather", "gather.cached"},
-                                                                  {"own.batched_gemm", "gemm.batched"}}) {
+                                                                  {"own.batched_gemm", "gemm.batched"},
+                                                                  {"own.spmm", "spmm.csr"},
+                                                                  {"own.spmm", "spmm.skewed"}}) {
     const KernelEfficiency* e = p.efficiency(kc.first, kc.second);
     ASSERT_NE(e, nullptr) << kc.first << " " << kc.second;
     ASSERT_EQ(e->shapeClass, kc.second);
