@@ -124,6 +124,19 @@ double probedMinimumRun(const HardwareProfile& hw, const std::string& kernel, co
 /// CAGR's own kernels built on a library (cublaslt.cin).
 bool libraryGemmKernel(const std::string& kernel);
 
+/// The share of a vendor-library GEMM's tiles a call of this node fills on a
+/// GPU (1 elsewhere): the library runs M x N in 128-wide CTA tiles (cuBLAS's
+/// large-GEMM kernels on sm80 / sm90, e.g. sm80_xmma_gemm ... tilesize128x128
+/// in Nsight Compute traces of CAGR's plans), so an output dim over 128 costs
+/// as if rounded up to a multiple of 128 (DCN-v2's N = 400 and 429 ran at
+/// 74-87 % of the rate of the profile's 128-aligned shapes, measured on the
+/// H200); narrower dims get narrower tiles and are not rounded. The FLOP
+/// curves are measured on shapes that fill their tiles, so the model divides
+/// a call's compute time by this share. Batched and skinny products have
+/// their own classes (their own probes) and are not rounded.
+double gemmTileShare(const HardwareProfile& hw, const Graph& g, const Node& n, const NodeStats& stats,
+                     const std::string& shapeClass);
+
 /// Extra bytes a table-batched lookup (EmbeddingBags) moves on the CUDA
 /// backend's kernel beyond the op table's count: one lane group per lookup
 /// spans the widest table's row, so each lookup of a narrower table costs

@@ -126,7 +126,13 @@ OpCounts memberCounts(const PlanContext& c, NodeId id, int kernel, bool fusedCin
   // The share of a group-internal value's traffic fusion really saves: the
   // profile's fuse_alpha (fitted from fused vs unfused runs where measured,
   // 1 by default), at most all of it.
-  const double saved = std::clamp(c.hw.traits.fuseAlpha, 0.0, 1.0);
+  // A softmax row kernel is not made faster by a fused producer: its probe
+  // (softmax.rows, several passes a row) runs at the same per-row rate
+  // whatever the row's source (measured on the H200: AutoInt's div+softmax
+  // [4096,2,22,22] took 31.5 us inside a plan, the softmax probe alone 29 us),
+  // so it keeps the traffic of its own row passes.
+  const bool rowPasses = c.cache.cls[static_cast<size_t>(id)] == "softmax.rows";
+  const double saved = rowPasses ? 0.0 : std::clamp(c.hw.traits.fuseAlpha, 0.0, 1.0);
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     ValueId v = n.inputs[i];
     if (v == kNoValue) continue;
@@ -224,6 +230,10 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
   e.computeS = eff.flopsPerS > 0 ? counts.flops / (eff.flopsPerS * rateScale) : 0;
   e.memoryS = eff.bytesPerS > 0 ? bytes / eff.bytesPerS : 0;
   e.launchS = eff.overheadS;
+  if (libraryGemmKernel(custom ? name : c.cache.kernel[static_cast<size_t>(id)])) {
+    double share = gemmTileShare(c.hw, c.g, n, c.stats.nodes[static_cast<size_t>(id)], cls);
+    if (share > 0) e.computeS /= share;
+  }
   // Weights: misaligned dims slow tensor cores unless padded; on CPUs an
   // unpacked weight is re-packed by the GEMM on every call.
   for (ValueId v : n.inputs) {
