@@ -36,11 +36,20 @@ struct Split3 {
   int64_t outer = 1, reduced = 1, inner = 1;
 };
 
+// The sum in double of x[0, n): 16 independent partial sums (four AVX2
+// vectors of doubles, so the adds do not wait on one another; one chain
+// ran at about an element a cycle), then the tail.
 template <typename T>
 [[gnu::always_inline]] inline double sumRun(const T* x, int64_t n) {
+  constexpr int kLanes = 16;
+  double part[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes) {
+    for (int j = 0; j < kLanes; ++j) part[j] += static_cast<double>(x[k + j]);
+  }
   double s = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t k = 0; k < n; ++k) s += static_cast<double>(x[k]);
+  for (; k < n; ++k) s += static_cast<double>(x[k]);
+  for (int j = 0; j < kLanes; ++j) s += part[j];
   return s;
 }
 
