@@ -119,6 +119,26 @@ TEST(CpuFastPaths, TransposeAfterSlice) {
   for (int64_t n : {1, 3, 2000}) expectExact(b.g, {{"x", counting(DType::kF32, {n, 12, 10})}}, "slice+transpose");
 }
 
+// Short contiguous runs copied whole: a broadcast outer dim (Expand) and a
+// reversed, stepped outer dim (Slice), runs of 5 and of 16 elements.
+TEST(CpuFastPaths, ShortRunsOfExpandAndSlice) {
+  for (int64_t run : {5, 16}) {
+    Builder b;
+    ValueId x = b.input("x", DType::kF32, {kBatch, 1, 9, run});
+    ValueId ex = b.op(OpKind::kExpand, {x}, "ex", attrs({{"shape", std::vector<int64_t>{1, 4, 9, run}}}));
+    ValueId sl = b.op(OpKind::kSlice, {x}, "sl",
+                      attrs({{"starts", std::vector<int64_t>{-1}},
+                             {"ends", std::vector<int64_t>{-100}},
+                             {"axes", std::vector<int64_t>{2}},
+                             {"steps", std::vector<int64_t>{-2}}}));
+    b.g.addOutput(ex, "ex");
+    b.g.addOutput(sl, "sl");
+    for (int64_t n : {1, 7, 20000}) {
+      expectExact(b.g, {{"x", counting(DType::kF32, {n, 1, 9, run})}}, "expand / slice runs of " + std::to_string(run));
+    }
+  }
+}
+
 Graph softmaxGraph(int64_t K, bool prologue) {
   Builder b;
   ValueId x = b.input("x", DType::kF32, {kBatch, 2, K});
