@@ -2,12 +2,14 @@
 // pushes xDeepFM's ReduceSum through the concat of the layers' maps (one
 // pooling per layer, same values on the reference); fuse offers CIN + ReLU
 // + ReduceSum over D on the H200 (the map may stay an output the next layer
-// reads) and not on the CPU (own.cin takes no tail); the group's rules; the
+// reads) and not on the CPU (own.cin takes no tail); its pricing; the group's rules; the
 // greedy H200 plan for xDeepFM pools every layer in its own kernel; a fused
 // plan agrees with the HIR on the reference executor.
 #include <algorithm>
 
 #include "../backends/cin_pool_util.h"
+#include "cagr/analysis.h"
+#include "cagr/cost.h"
 #include "cagr/policy.h"
 #include "rewrite_test_util.h"
 
@@ -67,6 +69,57 @@ TEST(FuseCinPool, OfferedOnTheH200WithTheMapStillReadByTheNextLayer) {
   auto got = runReference(fused, in);
   ASSERT_TRUE(want.isOk() && got.isOk());
   EXPECT_TRUE(compareTensors((*got)[0], (*want)[0], 0, 0).close);
+}
+
+// The same layers unfused: each CIN alone on `kernel`, the ReLU and the sums separate kernels.
+Graph unfusedOn(const std::string& kernel) {
+  Graph g = pooledLayers();
+  for (Node& n : g.mutableNodes()) {
+    if (n.op == OpKind::kCIN) n.mir.kernel = *kernelByName(kernel);
+  }
+  return g;
+}
+
+TEST(FuseCinPool, PricedAsOneKernelThatNeverReadsItsMapBack) {
+  // On the built-in H200 and on the profile probed on it: three kernels (r1, p1, p2) fewer, the
+  // layer-2 map neither written nor read, the layer-1 map written once and not read back by its sum.
+  for (const std::string& platform : {std::string("h200"), rwtest::repoPath("bench/results/hw/h200-probed.json")}) {
+    RooflineCostModel m(rwtest::target(platform).hw);
+    for (const std::string kernel : {"nvrtc.cin", "cublaslt.cin"}) {
+      auto before = m.graph(unfusedOn(kernel), defaultBindings(pooledLayers(), 4096));
+      Graph fused = rectest::pooledCinLayers(8, kernel);
+      auto after = m.graph(fused, defaultBindings(fused, 4096));
+      ASSERT_TRUE(before.isOk() && after.isOk());
+      EXPECT_EQ(after->kernels.size() + 3, before->kernels.size()) << kernel << " on " << platform;
+      EXPECT_LT(after->latencyS, before->latencyS) << kernel << " on " << platform;
+      EXPECT_LT(after->peakMemoryBytes, before->peakMemoryBytes) << kernel << " on " << platform;
+      const NodeId cat = byName(fused, "out");  // the concat of the sums, the same kernel in both
+      const auto layersMemory = [&](const GraphEstimate& e) {
+        double s = 0;
+        for (const auto& k : e.kernels) s += k.members.back() == cat ? 0 : k.estimate.memoryS;
+        return s;
+      };
+      const double unfusedMemory = layersMemory(*before), fusedMemory = layersMemory(*after);
+      EXPECT_LT(fusedMemory, unfusedMemory) << kernel << " on " << platform;
+      // Layer 1's pooled group writes its map once (for c2) and its sum reads it from registers: about
+      // the CIN + ReLU group plus the sums' write (small, so priced at a small transfer's rate on the
+      // probed profile), well under a lone sum's read of the map.
+      Graph partial = unfusedOn(kernel);
+      for (const char* name : {"c1", "r1"}) {
+        partial.mutableNodes()[static_cast<size_t>(byName(partial, name))].mir.group = 0;
+      }
+      auto half = m.graph(partial, defaultBindings(partial, 4096));
+      ASSERT_TRUE(half.isOk());
+      const auto memoryOf = [](const GraphEstimate& e, NodeId first) {
+        for (const auto& k : e.kernels) {
+          if (k.members.front() == first) return k.estimate.memoryS;
+        }
+        return -1.0;
+      };
+      const double pooled = memoryOf(*after, byName(fused, "c1")), cinRelu = memoryOf(*half, byName(fused, "c1"));
+      EXPECT_LT(pooled, cinRelu + 0.5 * memoryOf(*half, byName(fused, "p1"))) << kernel << " on " << platform;
+    }
+  }
 }
 
 TEST(FuseCinPool, NotOfferedOnTheCpuWhoseCinKernelTakesNoTail) {
