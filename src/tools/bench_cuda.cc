@@ -78,6 +78,17 @@ nlohmann::json compileJson(const cuda::CompileStats& s) {
           {"library_calls", s.libraryCalls}};
 }
 
+// Where peak_memory_bytes goes: the sizes of the plan's device allocations.
+nlohmann::json memoryJson(const cuda::MemoryBreakdown& m) {
+  return {{"arena_bytes", m.arenaBytes},
+          {"arena_input_bytes", m.inputBytes},
+          {"arena_workspace_bytes", m.workspaceBytes},
+          {"weight_bytes", m.weightBytes},
+          {"cin_scratch_bytes", m.scratchBytes},
+          {"total_bytes", m.total()},
+          {"kind", "allocated (exact sizes of the device allocations; host staging excluded)"}};
+}
+
 nlohmann::json timingJson(const PlanTiming& t) {
   return {{"median_ms", t.medianMs},
           {"p10_ms", t.p10Ms},
@@ -87,6 +98,7 @@ nlohmann::json timingJson(const PlanTiming& t) {
           {"h2d_ms", t.replay.uploadMs},
           {"d2h_ms", t.replay.downloadMs},
           {"peak_memory_bytes", t.replay.peakBytes},
+          {"peak_memory_breakdown", memoryJson(t.replay.memory)},
           {"compile_cold", compileJson(t.cold)},
           {"compile_cached", compileJson(t.cached)},
           {"kernels", t.kernels}};
@@ -109,6 +121,13 @@ void printReport(const CudaBenchArgs& a, const OptimizeResult& opt, const PlanTi
       "%zu decisions; max |diff| vs unoptimized %.2e\n",
       base.medianMs / best.medianMs, opt.optimizeSeconds, best.cold.totalSeconds, best.cold.nvrtcSeconds,
       best.cached.totalSeconds, opt.decisions.size(), maxDiff);
+  const cuda::MemoryBreakdown& m = best.replay.memory;
+  std::printf(
+      "peak memory of the %s plan (allocated): %.2f MB = arena %.2f (inputs %.2f, library workspaces %.2f) + "
+      "weights %.2f + CIN scratch %.2f\n",
+      a.policy.c_str(), static_cast<double>(m.total()) / 1e6, static_cast<double>(m.arenaBytes) / 1e6,
+      static_cast<double>(m.inputBytes) / 1e6, static_cast<double>(m.workspaceBytes) / 1e6,
+      static_cast<double>(m.weightBytes) / 1e6, static_cast<double>(m.scratchBytes) / 1e6);
   std::printf("kernels of the %s plan:\n", a.policy.c_str());
   for (const std::string& k : best.kernels) std::printf("  %s\n", k.c_str());
 }
@@ -145,6 +164,7 @@ void printJson(const CudaBenchArgs& a, const OptimizeResult& opt, const PlanTimi
   j["latency_kind"] = "measured (median CUDA-graph replay, CUDA events, " + best.replay.device + ")";
   j["baseline_latency_ms"] = base.medianMs;
   j["peak_memory_bytes"] = best.replay.peakBytes;
+  j["peak_memory_breakdown"] = memoryJson(best.replay.memory);
   j["baseline_peak_memory_bytes"] = base.replay.peakBytes;
   j["optimize_seconds"] = opt.optimizeSeconds;
   j["optimize_plus_compile_cold_seconds"] = opt.optimizeSeconds + best.cold.totalSeconds;

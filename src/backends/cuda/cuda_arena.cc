@@ -3,7 +3,10 @@
 // share bytes only if every access of one happens before the other's write
 // in the step order the CUDA graph enforces (its stream order and event
 // waits), so reuse stays safe when steps on different streams overlap.
+// Steps' scratch (library workspaces) lives in the same arena, as buffers
+// only their step touches.
 #include <algorithm>
+#include <cstddef>
 
 #include "backends/cuda/cuda_program.h"
 #include "backends/plan_memory.h"
@@ -55,14 +58,14 @@ size_t deviceElementBytes(const Graph& g, ValueId v) {
   return t == DType::kF32 ? 4 : t == DType::kI64 ? 8 : dtypeSize(t);
 }
 
-StatusOr<ArenaPlan> planArena(const Graph& g, const Program& p, const SymbolBindings& b) {
+StatusOr<ArenaPlan> arenaShapes(const Graph& g, const Program& p, const SymbolBindings& b) {
   const size_t nv = g.numValues();
   ArenaPlan a;
   a.shape.assign(nv, {});
   a.inArena.assign(nv, 0);
   a.bytes.assign(nv, 0);
+  a.offset.assign(nv, 0);
   Accesses acc = accessesOf(g, p);
-  std::vector<size_t> size(nv, 0);
   for (size_t v = 0; v < nv; ++v) {
     auto id = static_cast<ValueId>(v);
     if (const Tensor* c = g.constant(id)) {
@@ -77,7 +80,26 @@ StatusOr<ArenaPlan> planArena(const Graph& g, const Program& p, const SymbolBind
     for (int64_t d : a.shape[v]) numel *= d;
     a.inArena[v] = 1;
     a.bytes[v] = static_cast<size_t>(numel) * deviceElementBytes(g, id);
-    size[v] = alignUp(std::max<size_t>(a.bytes[v], 1));
+  }
+  return a;
+}
+
+void placeArena(const Graph& g, const Program& p, const std::vector<size_t>& stepScratch, ArenaPlan& a) {
+  const size_t nv = g.numValues();
+  Accesses acc = accessesOf(g, p);
+  // Buffers 0..nv-1 are values; nv + s is step s's scratch, written and
+  // used by step s alone.
+  std::vector<size_t> size(nv + stepScratch.size(), 0);
+  for (size_t v = 0; v < nv; ++v) {
+    if (a.inArena[v]) size[v] = alignUp(std::max<size_t>(a.bytes[v], 1));
+  }
+  acc.writer.resize(size.size(), -1);
+  acc.users.resize(size.size());
+  for (size_t s = 0; s < stepScratch.size(); ++s) {
+    if (stepScratch[s] == 0) continue;
+    size[nv + s] = alignUp(stepScratch[s]);
+    acc.writer[nv + s] = static_cast<int>(s);
+    acc.users[nv + s] = {static_cast<int>(s)};
   }
   // u precedes v when every access of u happens before v is written. A
   // graph input never does: it is uploaded once and read again by every
@@ -87,8 +109,16 @@ StatusOr<ArenaPlan> planArena(const Graph& g, const Program& p, const SymbolBind
     return std::all_of(acc.users[u].begin(), acc.users[u].end(),
                        [&](int x) { return happensBefore(p, x, acc.writer[v]); });
   };
+  std::vector<size_t> offset;
   a.size = planOffsets(
-      size, [&](size_t u, size_t v) { return !precedes(u, v) && !precedes(v, u); }, a.offset);
+      size, [&](size_t u, size_t v) { return !precedes(u, v) && !precedes(v, u); }, offset);
+  a.offset.assign(offset.begin(), offset.begin() + static_cast<std::ptrdiff_t>(nv));
+  a.stepOffset.assign(offset.begin() + static_cast<std::ptrdiff_t>(nv), offset.end());
+}
+
+StatusOr<ArenaPlan> planArena(const Graph& g, const Program& p, const SymbolBindings& b) {
+  CAGR_ASSIGN_OR_RETURN(ArenaPlan a, arenaShapes(g, p, b));
+  placeArena(g, p, {}, a);
   return a;
 }
 

@@ -1,7 +1,9 @@
 // Library GEMM steps on the GPU (see cuda_blas.h).
 #include "backends/cuda/cuda_blas.h"
 
+#include <algorithm>
 #include <climits>
+#include <cmath>
 
 #include "backends/cuda/cuda_device.h"
 
@@ -46,18 +48,70 @@ Status makeLayout(cublasLtMatrixLayout_t* l, int64_t rows, int64_t cols, int64_t
       where);
 }
 
-// What the heuristic's answer depends on.
-std::string algoKey(const LibraryGemm& p, const ColumnMajorGemm& c, size_t workspace) {
+// What the heuristic's answer depends on (its workspace limit is kWorkspaceLimit).
+std::string algoKey(const LibraryGemm& p, const ColumnMajorGemm& c) {
   std::string k;
-  for (int64_t x : {c.m, c.n, c.k, int64_t{c.transA}, int64_t{c.transB}, c.lda, c.ldb, c.ldd, c.batch, c.strideA,
-                    c.strideB, c.strideD, int64_t{static_cast<int>(p.math)}, int64_t{epilogueOf(p)},
-                    int64_t{p.addend != kNoValue}, static_cast<int64_t>(workspace)}) {
+  for (int64_t x :
+       {c.m, c.n, c.k, int64_t{c.transA}, int64_t{c.transB}, c.lda, c.ldb, c.ldd, c.batch, c.strideA, c.strideB,
+        c.strideD, int64_t{static_cast<int>(p.math)}, int64_t{epilogueOf(p)}, int64_t{p.addend != kNoValue}}) {
     k += std::to_string(x) + ",";
   }
   return k;
 }
 
 }  // namespace
+
+int pickAlgo(const std::vector<AlgoOption>& options, bool small) {
+  auto first = std::find_if(options.begin(), options.end(), [](const AlgoOption& o) { return o.usable; });
+  if (first == options.end()) return -1;
+  if (small && first->workspace > 0) {
+    const float tolerance = 1e-3f * std::max(first->waves, 1.0f);
+    for (auto o = first + 1; o != options.end(); ++o) {
+      if (o->usable && o->workspace == 0 && std::fabs(o->waves - first->waves) <= tolerance) {
+        return static_cast<int>(o - options.begin());
+      }
+    }
+  }
+  return static_cast<int>(first - options.begin());
+}
+
+size_t workspaceForAll(const std::vector<AlgoOption>& options) {
+  size_t most = 0;
+  for (const AlgoOption& o : options) {
+    if (o.usable) most = std::max(most, o.workspace);
+  }
+  return most;
+}
+
+StatusOr<std::vector<cublasLtMatmulHeuristicResult_t>> heuristicResults(
+    cublasLtHandle_t lt, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+    cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d, size_t limit, int count, const std::string& where) {
+  cublasLtMatmulPreference_t pref = nullptr;
+  CAGR_RETURN_IF_ERROR(checkBlas(cublasLtMatmulPreferenceCreate(&pref), where + ": cublasLtMatmulPreferenceCreate"));
+  uint64_t ws = limit;
+  cublasStatus_t st =
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(std::max(count, 1)));
+  int found = 0;
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    st = cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, c, d, pref, static_cast<int>(results.size()), results.data(),
+                                        &found);
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  CAGR_RETURN_IF_ERROR(checkBlas(st, where + ": cublasLtMatmulAlgoGetHeuristic"));
+  results.resize(static_cast<size_t>(std::max(found, 0)));
+  std::erase_if(results, [](const cublasLtMatmulHeuristicResult_t& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
+  if (results.empty()) return unsupported(where + ": cuBLASLt has no algorithm for this call");
+  return results;
+}
+
+std::vector<AlgoOption> algoOptions(const std::vector<cublasLtMatmulHeuristicResult_t>& results) {
+  std::vector<AlgoOption> out;
+  for (const cublasLtMatmulHeuristicResult_t& r : results) {
+    out.push_back({r.workspaceSize, r.wavesCount, r.state == CUBLAS_STATUS_SUCCESS});
+  }
+  return out;
+}
 
 cublasComputeType_t computeType(Precision math) {
   switch (math) {
@@ -92,8 +146,7 @@ PreparedGemm::~PreparedGemm() {
 }
 
 StatusOr<std::unique_ptr<PreparedGemm>> PreparedGemm::create(BlasContext& ctx, const LibraryGemm& p,
-                                                             const ColumnMajorGemm& c, const GemmBuffers& buf,
-                                                             size_t workspaceBytes, const std::string& where) {
+                                                             const ColumnMajorGemm& c, const std::string& where) {
   std::unique_ptr<PreparedGemm> g(new PreparedGemm());
   g->ctx_ = &ctx;
   g->library_ = p.library;
@@ -101,21 +154,35 @@ StatusOr<std::unique_ptr<PreparedGemm>> PreparedGemm::create(BlasContext& ctx, c
   g->compute_ = computeType(p.math);
   g->alpha_ = p.alpha;
   g->beta_ = p.addend != kNoValue ? p.beta : 0.0f;
-  g->a_ = buf.b;  // column-major: the call's A is the product's B
-  g->b_ = buf.a;
-  g->d_ = buf.out;
-  g->c_ = p.addend != kNoValue ? buf.addend : buf.out;
-  g->workspaceBytes_ = workspaceBytes;
+  g->hasBias_ = p.bias != kNoValue;
+  g->hasAddend_ = p.addend != kNoValue;
   g->where_ = where;
   if (p.library == GemmLibrary::kCublas) {
     for (int64_t x : {c.m, c.n, c.k, c.lda, c.ldb, c.ldd, c.batch}) {
       if (x > INT_MAX) return unsupported(where + ": a dimension beyond cuBLAS's 32-bit range");
     }
+  }
+  Status lt = g->prepareLt(ctx, p, c);
+  if (p.library == GemmLibrary::kCublasLt) {
+    CAGR_RETURN_IF_ERROR(lt);
     return g;
   }
-  CAGR_RETURN_IF_ERROR(g->prepareLt(ctx, p, c));
-  if (p.bias != kNoValue) CAGR_RETURN_IF_ERROR(setDesc(g->desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, buf.bias, where));
+  // cuBLAS cannot be asked what it needs: what cuBLASLt chooses for the
+  // same product (its descriptors are built only for that), at least kCublasMinWorkspace.
+  g->workspaceBytes_ = std::max(lt.isOk() ? g->workspaceBytes_ : 0, kCublasMinWorkspace);
   return g;
+}
+
+Status PreparedGemm::bind(const GemmBuffers& buf, void* workspace) {
+  a_ = buf.b;  // column-major: the call's A is the product's B
+  b_ = buf.a;
+  d_ = buf.out;
+  c_ = hasAddend_ ? buf.addend : buf.out;
+  workspace_ = workspace;
+  if (hasBias_ && library_ == GemmLibrary::kCublasLt) {
+    CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, buf.bias, where_));
+  }
+  return Status::ok();
 }
 
 Status PreparedGemm::prepareLt(BlasContext& ctx, const LibraryGemm& p, const ColumnMajorGemm& c) {
@@ -130,42 +197,34 @@ Status PreparedGemm::prepareLt(BlasContext& ctx, const LibraryGemm& p, const Col
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutB_, c.transB ? c.n : c.k, c.transB ? c.k : c.n, c.ldb, c.batch, c.strideB, w));
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutC_, c.m, c.n, c.ldd, c.batch, c.strideD, w));
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutD_, c.m, c.n, c.ldd, c.batch, c.strideD, w));
-  std::string key = algoKey(p, c, workspaceBytes_);
+  std::string key = algoKey(p, c);
   auto cached = ctx.algos().find(key);
-  if (cached != ctx.algos().end()) {
-    algo_ = cached->second;
-    return Status::ok();
+  if (cached == ctx.algos().end()) {
+    CAGR_ASSIGN_OR_RETURN(std::vector<cublasLtMatmulHeuristicResult_t> results,
+                          heuristicResults(ctx.lt(), desc_, layoutA_, layoutB_, layoutC_, layoutD_, kWorkspaceLimit,
+                                           kHeuristicResults, w));
+    const bool small = c.m * c.n * std::max<int64_t>(c.batch, 1) <= kSmallGemmOutputs;
+    const int pick = pickAlgo(algoOptions(results), small);
+    if (pick < 0) return unsupported(w + ": cuBLASLt has no algorithm for this call");
+    const cublasLtMatmulHeuristicResult_t& r = results[static_cast<size_t>(pick)];
+    cached = ctx.algos().emplace(key, ChosenAlgo{r.algo, r.workspaceSize}).first;
   }
-  cublasLtMatmulPreference_t pref = nullptr;
-  CAGR_RETURN_IF_ERROR(checkBlas(cublasLtMatmulPreferenceCreate(&pref), w + ": cublasLtMatmulPreferenceCreate"));
-  uint64_t ws = workspaceBytes_;
-  cublasStatus_t st =
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  if (st == CUBLAS_STATUS_SUCCESS) {
-    st = cublasLtMatmulAlgoGetHeuristic(ctx.lt(), desc_, layoutA_, layoutB_, layoutC_, layoutD_, pref, 1, &result,
-                                        &found);
-  }
-  cublasLtMatmulPreferenceDestroy(pref);
-  CAGR_RETURN_IF_ERROR(checkBlas(st, w + ": cublasLtMatmulAlgoGetHeuristic"));
-  if (found == 0) return unsupported(w + ": cuBLASLt has no algorithm for this call");
-  algo_ = result.algo;
-  ctx.algos().emplace(key, algo_);
+  algo_ = cached->second.algo;
+  workspaceBytes_ = cached->second.workspace;
   return Status::ok();
 }
 
-Status PreparedGemm::enqueue(cudaStream_t stream, void* workspace) const {
+Status PreparedGemm::enqueue(cudaStream_t stream) const {
   const ColumnMajorGemm& c = call_;
   if (c.m == 0 || c.n == 0 || c.batch == 0) return Status::ok();
   if (library_ == GemmLibrary::kCublasLt) {
     return checkBlas(cublasLtMatmul(ctx_->lt(), desc_, &alpha_, a_, layoutA_, b_, layoutB_, &beta_, c_, layoutC_, d_,
-                                    layoutD_, &algo_, workspace, workspaceBytes_, stream),
+                                    layoutD_, &algo_, workspace_, workspaceBytes_, stream),
                      where_ + ": cublasLtMatmul");
   }
   cublasHandle_t h = ctx_->blas();
   CAGR_RETURN_IF_ERROR(checkBlas(cublasSetStream(h, stream), where_ + ": cublasSetStream"));
-  CAGR_RETURN_IF_ERROR(checkBlas(cublasSetWorkspace(h, workspace, workspaceBytes_), where_ + ": cublasSetWorkspace"));
+  CAGR_RETURN_IF_ERROR(checkBlas(cublasSetWorkspace(h, workspace_, workspaceBytes_), where_ + ": cublasSetWorkspace"));
   const auto i = [](int64_t x) { return static_cast<int>(x); };
   return checkBlas(cublasGemmStridedBatchedEx(
                        h, c.transA ? CUBLAS_OP_T : CUBLAS_OP_N, c.transB ? CUBLAS_OP_T : CUBLAS_OP_N, i(c.m), i(c.n),

@@ -1,21 +1,74 @@
 // Library GEMM steps on the GPU: one cuBLASLt matmul (bias / ReLU / GELU
 // epilogue, addend as beta*C, the plan's math mode as the compute type,
 // algorithm from cublasLtMatmulAlgoGetHeuristic cached per shape) or one
-// cuBLAS strided-batched GEMM, prepared once per batch size with its
-// device pointers and enqueued into the CUDA graph being captured.
+// cuBLAS strided-batched GEMM, prepared once per batch size: first the
+// algorithm and the workspace it needs (so the executable can size the
+// workspace, in its arena, to what the chosen algorithms use), then its
+// device pointers; enqueued into the CUDA graph being captured.
+//
+// Workspace sizing (shared with the cublaslt.cin GEMMs, cuda_cin_run.h):
+// the heuristic is asked for up to kHeuristicResults algorithms that fit
+// kWorkspaceLimit; pickAlgo takes its first, or for a small problem a
+// workspace-free one of equal rank; a call then gets exactly the chosen
+// algorithm's workspaceSize (often 0), not the limit.
 #pragma once
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backends/cuda/cuda_gemm.h"
 #include "cagr/status.h"
 
 namespace cagr::cuda {
+
+/// The most workspace one call may ask for: the heuristics' limit (NVIDIA's
+/// recommendation for Hopper). What is allocated is what the chosen
+/// algorithms need, not this.
+constexpr size_t kWorkspaceLimit = size_t{32} << 20;
+/// The least workspace a cuBLAS call gets: cuBLAS cannot say what it needs
+/// (16 KiB avoids its allocation failures; less than NVIDIA's 4 MiB
+/// recommendation before Hopper may cost it speed).
+constexpr size_t kCublasMinWorkspace = size_t{4} << 20;
+/// Heuristic results asked for per call (in the heuristic's order).
+constexpr int kHeuristicResults = 8;
+/// A GEMM with at most this many output elements (m * n * batch) is small:
+/// pickAlgo may trade the heuristic's first choice for a workspace-free one.
+constexpr int64_t kSmallGemmOutputs = int64_t{1} << 20;
+
+/// What the sizing needs of one heuristic result (GPU-free, so it is unit-tested).
+struct AlgoOption {
+  size_t workspace = 0;  // cublasLtMatmulHeuristicResult_t::workspaceSize
+  float waves = 0;       // ::wavesCount, the heuristic's own estimate (its rank)
+  bool usable = true;    // ::state == CUBLAS_STATUS_SUCCESS
+};
+
+/// Index of the result to use (-1: none usable): the first usable one; for
+/// a `small` problem whose first choice needs workspace, the first usable
+/// one of equal rank (the same wavesCount within 0.1 %) that needs none.
+int pickAlgo(const std::vector<AlgoOption>& options, bool small);
+/// The most workspace any usable option needs (a call that times them all, as the CIN's, needs this much).
+size_t workspaceForAll(const std::vector<AlgoOption>& options);
+
+/// An algorithm and the workspace it needs.
+struct ChosenAlgo {
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;
+};
+
+/// The usable results of cublasLtMatmulAlgoGetHeuristic for one call, at
+/// most `count`, each fitting `limit` bytes of workspace, in its order; an
+/// error naming `where` when it fails or offers none.
+StatusOr<std::vector<cublasLtMatmulHeuristicResult_t>> heuristicResults(
+    cublasLtHandle_t lt, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+    cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d, size_t limit, int count, const std::string& where);
+/// The sizing's view of `results`.
+std::vector<AlgoOption> algoOptions(const std::vector<cublasLtMatmulHeuristicResult_t>& results);
 
 /// The library handles of one executable and the algorithms chosen so far.
 class BlasContext {
@@ -27,14 +80,14 @@ class BlasContext {
 
   cublasLtHandle_t lt() const { return lt_; }
   cublasHandle_t blas() const { return blas_; }
-  /// Heuristic results by call description (one heuristic query per shape).
-  std::map<std::string, cublasLtMatmulAlgo_t>& algos() { return algos_; }
+  /// Chosen algorithms by call description (one heuristic query per shape).
+  std::map<std::string, ChosenAlgo>& algos() { return algos_; }
 
  private:
   BlasContext() = default;
   cublasLtHandle_t lt_ = nullptr;
   cublasHandle_t blas_ = nullptr;
-  std::map<std::string, cublasLtMatmulAlgo_t> algos_;
+  std::map<std::string, ChosenAlgo> algos_;
 };
 
 /// Device pointers of one call, in the row-major product's terms.
@@ -46,19 +99,24 @@ struct GemmBuffers {
   void* out = nullptr;
 };
 
-/// A library GEMM ready to enqueue: descriptors, pointers and algorithm.
+/// A library GEMM ready to enqueue: descriptors, algorithm, then pointers.
 class PreparedGemm {
  public:
-  /// `where` names the step in errors ("step 3 'fc1' (Gemm)").
+  /// Descriptors and algorithm (no device pointers yet); `where` names the
+  /// step in errors ("step 3 'fc1' (Gemm)").
   static StatusOr<std::unique_ptr<PreparedGemm>> create(BlasContext& ctx, const LibraryGemm& p,
-                                                        const ColumnMajorGemm& c, const GemmBuffers& buf,
-                                                        size_t workspaceBytes, const std::string& where);
+                                                        const ColumnMajorGemm& c, const std::string& where);
   ~PreparedGemm();
   PreparedGemm(const PreparedGemm&) = delete;
   PreparedGemm& operator=(const PreparedGemm&) = delete;
 
-  /// Enqueues the call on `stream` with `workspace` (one per stream).
-  Status enqueue(cudaStream_t stream, void* workspace) const;
+  /// Workspace bytes the call needs: its cuBLASLt algorithm's; for cuBLAS
+  /// (which cannot be asked) what cuBLASLt's choice for the same product needs.
+  size_t workspaceBytes() const { return workspaceBytes_; }
+  /// The call's operands and `workspace` (workspaceBytes(), 256-aligned; unused when 0).
+  Status bind(const GemmBuffers& buf, void* workspace);
+  /// Enqueues the call on `stream`.
+  Status enqueue(cudaStream_t stream) const;
 
  private:
   PreparedGemm() = default;
@@ -69,10 +127,12 @@ class PreparedGemm {
   ColumnMajorGemm call_;
   cublasComputeType_t compute_ = CUBLAS_COMPUTE_32F;
   float alpha_ = 1, beta_ = 0;
+  bool hasBias_ = false, hasAddend_ = false;
   const void* a_ = nullptr;  // the call's A and B (the product's B and A)
   const void* b_ = nullptr;
   const void* c_ = nullptr;
   void* d_ = nullptr;
+  void* workspace_ = nullptr;
   size_t workspaceBytes_ = 0;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t layoutA_ = nullptr, layoutB_ = nullptr, layoutC_ = nullptr, layoutD_ = nullptr;

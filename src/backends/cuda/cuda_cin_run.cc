@@ -26,6 +26,11 @@ Status makeLayout(cublasLtMatrixLayout_t* l, cudaDataType_t t, int64_t rows, int
                  where + ": cublasLtMatrixLayoutCreate");
 }
 
+bool cinTuning() {
+  const char* env = std::getenv("CAGR_CIN_TUNE");
+  return env == nullptr || std::string(env) != "0";
+}
+
 }  // namespace
 
 int cinLanes() {
@@ -54,7 +59,7 @@ PreparedCin::~PreparedCin() {
 }
 
 StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, const CinGemm& c, Kernels k,
-                                                           const Buffers& buf, int64_t batch, size_t workspaceBytes,
+                                                           const Buffers& buf, int64_t batch, size_t workspaceLimit,
                                                            const std::string& where) {
   std::unique_ptr<PreparedCin> p(new PreparedCin());
   p->ctx_ = &ctx;
@@ -62,7 +67,6 @@ StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, con
   p->k_ = std::move(k);
   p->buf_ = buf;
   p->batch_ = batch;
-  p->workspaceBytes_ = workspaceBytes;
   p->where_ = where;
   if ((c.math != Precision::kF32 && p->k_.w == nullptr) || p->k_.z == nullptr || p->k_.out == nullptr) {
     return internalError(where + ": a cublaslt.cin kernel is missing from the module");
@@ -78,13 +82,8 @@ StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, con
   p->rows_ = c.chunkRows(batch, budget);
   const int64_t chunks = (std::max<int64_t>(batch, 1) + p->rows_ - 1) / p->rows_;
   p->lanes_ = static_cast<int>(std::min<int64_t>(p->lanes_, chunks));
-  const size_t laneWs = p->lanes_ > 1 ? std::min(workspaceBytes, kCinLaneWorkspace) : 0;
-  if (p->lanes_ > 1) p->workspaceBytes_ = laneWs;
-  p->scratch_ = c.scratchBytes(batch, budget, p->lanes_, laneWs);
-  p->laneOffset_ = alignUp(c.weightBytes());
-  p->yOffset_ = alignUp(static_cast<size_t>(p->rows_ * c.D * c.ldz) * c.elementBytes);
-  p->wsOffset_ = p->yOffset_ + alignUp(static_cast<size_t>(p->rows_ * c.D * c.O) * 4);
-  p->laneBytes_ = p->wsOffset_ + alignUp(laneWs);
+  // Lane GEMMs run at once, each with its own workspace: a smaller limit.
+  const size_t limit = p->lanes_ > 1 ? std::min(workspaceLimit, kCinLaneWorkspace) : workspaceLimit;
   if (p->lanes_ > 1) {
     CAGR_ASSIGN_OR_RETURN(p->fork_, newEvent(false));
     for (int i = 1; i < p->lanes_; ++i) {
@@ -94,7 +93,10 @@ StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, con
       p->laneDone_.push_back(std::move(e));
     }
   }
-  if (batch == 0) return p;
+  if (batch == 0) {
+    p->placeScratch(budget);
+    return p;
+  }
   switch (c.math) {
     case Precision::kTF32:
       p->compute_ = CUBLAS_COMPUTE_32F_FAST_TF32;
@@ -121,50 +123,45 @@ StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, con
   // the zero padding of Wq and Z included where there is one.
   const int64_t ldw = c.math == Precision::kF32 ? c.K() : c.ldz;
   CAGR_RETURN_IF_ERROR(makeLayout(&p->layoutW_, p->element_, c.gemmK(), c.O, ldw, w));
-  CAGR_RETURN_IF_ERROR(p->prepareGemm(0, p->rows_));
+  CAGR_ASSIGN_OR_RETURN(p->workspaceBytes_, p->prepareGemm(0, p->rows_, limit));
   const int64_t last = batch % p->rows_;
-  if (last != 0) CAGR_RETURN_IF_ERROR(p->prepareGemm(1, last));
+  if (last != 0) {
+    CAGR_ASSIGN_OR_RETURN(size_t need, p->prepareGemm(1, last, limit));
+    p->workspaceBytes_ = std::max(p->workspaceBytes_, need);
+  }
+  p->placeScratch(budget);
   return p;
 }
 
-Status PreparedCin::prepareGemm(int part, int64_t rows) {
+void PreparedCin::placeScratch(size_t budget) {
+  scratch_ = c_.scratchBytes(batch_, budget, lanes_, workspaceBytes_);
+  laneOffset_ = alignUp(c_.weightBytes());
+  yOffset_ = alignUp(static_cast<size_t>(rows_ * c_.D * c_.ldz) * c_.elementBytes);
+  wsOffset_ = yOffset_ + alignUp(static_cast<size_t>(rows_ * c_.D * c_.O) * 4);
+  laneBytes_ = wsOffset_ + alignUp(workspaceBytes_);
+}
+
+StatusOr<size_t> PreparedCin::prepareGemm(int part, int64_t rows, size_t limit) {
   const std::string& w = where_;
   const int64_t cols = rows * c_.D;
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutZ_[part], element_, c_.gemmK(), cols, c_.ldz, w));
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutY_[part], CUDA_R_32F, c_.O, cols, c_.O, w));
   std::string key = "cin," + std::to_string(c_.O) + "," + std::to_string(c_.gemmK()) + "," + std::to_string(c_.ldz) +
                     "," + std::to_string(cols) + "," + std::to_string(static_cast<int>(c_.math)) + "," +
-                    std::to_string(workspaceBytes_);
+                    std::to_string(limit);
   keys_[part] = key;
   auto tuned = ctx_->algos().find(key + ",tuned");
   if (tuned != ctx_->algos().end()) {
-    algo_[part] = tuned->second;
-    return Status::ok();
+    algo_[part] = tuned->second.algo;
+    return tuned->second.workspace;
   }
-  cublasLtMatmulPreference_t pref = nullptr;
-  CAGR_RETURN_IF_ERROR(checkLt(cublasLtMatmulPreferenceCreate(&pref), w + ": cublasLtMatmulPreferenceCreate"));
-  uint64_t ws = workspaceBytes_;
-  cublasStatus_t st =
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-  cublasLtMatmulHeuristicResult_t results[kCinTuneCandidates] = {};
-  int found = 0;
-  if (st == CUBLAS_STATUS_SUCCESS) {
-    st = cublasLtMatmulAlgoGetHeuristic(ctx_->lt(), desc_, layoutW_, layoutZ_[part], layoutY_[part], layoutY_[part],
-                                        pref, kCinTuneCandidates, results, &found);
-  }
-  cublasLtMatmulPreferenceDestroy(pref);
-  CAGR_RETURN_IF_ERROR(checkLt(st, w + ": cublasLtMatmulAlgoGetHeuristic"));
-  if (found == 0) return unsupported(w + ": cuBLASLt has no algorithm for the CIN GEMM");
+  CAGR_ASSIGN_OR_RETURN(std::vector<cublasLtMatmulHeuristicResult_t> results,
+                        heuristicResults(ctx_->lt(), desc_, layoutW_, layoutZ_[part], layoutY_[part], layoutY_[part],
+                                         limit, kCinTuneCandidates, w + " (CIN GEMM)"));
   algo_[part] = results[0].algo;  // the heuristic's first choice, until tune() times the others
-  for (int i = 0; i < found; ++i) {
-    if (results[i].state == CUBLAS_STATUS_SUCCESS) candidates_[part].push_back(results[i].algo);
-  }
-  return Status::ok();
-}
-
-bool cinTuning() {
-  const char* env = std::getenv("CAGR_CIN_TUNE");
-  return env == nullptr || std::string(env) != "0";
+  for (const cublasLtMatmulHeuristicResult_t& r : results) candidates_[part].push_back({r.algo, r.workspaceSize});
+  // tune() may keep any candidate: room for the one that needs the most.
+  return cinTuning() ? workspaceForAll(algoOptions(results)) : results[0].workspaceSize;
 }
 
 Status PreparedCin::tune(cudaStream_t stream, const void* wq, void* z, void* y, void* ws) const {
@@ -176,10 +173,11 @@ Status PreparedCin::tune(cudaStream_t stream, const void* wq, void* z, void* y, 
   for (int part = 0; part < 2; ++part) {
     if (candidates_[part].size() < 2) continue;
     float best = -1;
-    for (const cublasLtMatmulAlgo_t& a : candidates_[part]) {
+    ChosenAlgo chosen = candidates_[part].front();  // algo_[part]
+    for (const ChosenAlgo& a : candidates_[part]) {
       const auto call = [&] {
         return cublasLtMatmul(ctx_->lt(), desc_, &alpha, wq, layoutW_, z, layoutZ_[part], &beta, y, layoutY_[part], y,
-                              layoutY_[part], &a, ws, workspaceBytes_, stream);
+                              layoutY_[part], &a.algo, ws, workspaceBytes_, stream);
       };
       if (call() != CUBLAS_STATUS_SUCCESS) continue;  // warm-up; an algorithm that refuses is skipped
       CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(begin.get(), stream), where_ + ": cudaEventRecord"));
@@ -192,10 +190,11 @@ Status PreparedCin::tune(cudaStream_t stream, const void* wq, void* z, void* y, 
           checkCuda(cudaEventElapsedTime(&ms, begin.get(), end.get()), where_ + ": cudaEventElapsedTime"));
       if (ok && (best < 0 || ms < best)) {
         best = ms;
-        algo_[part] = a;
+        chosen = a;
       }
     }
-    ctx_->algos()[keys_[part] + ",tuned"] = algo_[part];
+    algo_[part] = chosen.algo;
+    ctx_->algos()[keys_[part] + ",tuned"] = chosen;
   }
   return Status::ok();
 }
@@ -215,7 +214,7 @@ Status PreparedCin::launch(cudaKernel_t fn, const Launch& l, void** args, cudaSt
                    where_ + ": cudaLaunchKernel (" + what + ")");
 }
 
-Status PreparedCin::enqueue(cudaStream_t stream, void* workspace, void* scratch) const {
+Status PreparedCin::enqueue(cudaStream_t stream, void* scratch) const {
   if (batch_ == 0) return Status::ok();
   auto* base = static_cast<std::byte*>(scratch);
   const void* wq = buf_.w;
@@ -231,8 +230,7 @@ Status PreparedCin::enqueue(cudaStream_t stream, void* workspace, void* scratch)
     CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamIsCapturing(stream, &capturing), where_ + ": cudaStreamIsCapturing"));
     if (capturing == cudaStreamCaptureStatusNone) {
       std::byte* lane0 = base + laneOffset_;
-      void* ws = lanes_ > 1 ? static_cast<void*>(lane0 + wsOffset_) : workspace;
-      CAGR_RETURN_IF_ERROR(tune(stream, wq, lane0, lane0 + yOffset_, ws));
+      CAGR_RETURN_IF_ERROR(tune(stream, wq, lane0, lane0 + yOffset_, lane0 + wsOffset_));
     }
   }
   // Lanes 1.. start once W is rounded (inside a capture, waiting on the
@@ -255,7 +253,7 @@ Status PreparedCin::enqueue(cudaStream_t stream, void* workspace, void* scratch)
     std::byte* mine = base + laneOffset_ + static_cast<size_t>(lane) * laneBytes_;
     void* z = mine;
     void* y = mine + yOffset_;
-    void* ws = lanes_ > 1 ? static_cast<void*>(mine + wsOffset_) : workspace;
+    void* ws = mine + wsOffset_;
     long long rows = std::min(rows_, batch_ - b0);
     const int part = rows == rows_ ? 0 : 1;
     const float* xkc = xk + b0 * c_.H * c_.D;

@@ -5,6 +5,9 @@
 // matmul and the transpose + bias (+ tail) kernel, on the step's stream or,
 // pipelined, spread over lanes forked from it and joined back by events, in
 // a scratch buffer the executable shares between the CIN steps of a stream.
+// The scratch holds Wq, then per lane one chunk's Z and Y and the cuBLASLt
+// workspace its GEMMs need (the most any timed candidate needs, cuda_blas.h),
+// all sized to the batch: a small batch is one chunk of exactly its rows.
 #pragma once
 
 #include <cublasLt.h>
@@ -51,9 +54,10 @@ class PreparedCin {
     void* out = nullptr;     // nullptr: the layer's map is not written (pooled only)
     void* pooled = nullptr;  // nullptr: no pooled tail
   };
-  /// `where` names the step in errors.
+  /// `workspaceLimit`: the most cuBLASLt workspace a GEMM may ask for
+  /// (pipelined lanes ask for at most kCinLaneWorkspace); `where` names the step in errors.
   static StatusOr<std::unique_ptr<PreparedCin>> create(BlasContext& ctx, const CinGemm& c, Kernels k,
-                                                       const Buffers& buf, int64_t batch, size_t workspaceBytes,
+                                                       const Buffers& buf, int64_t batch, size_t workspaceLimit,
                                                        const std::string& where);
   ~PreparedCin();
   PreparedCin(const PreparedCin&) = delete;
@@ -63,14 +67,17 @@ class PreparedCin {
   size_t scratchBytes() const { return scratch_; }
   /// " [4096 x (16x4400 -> 200) bf16, 3 chunks of 1366]" (", 2 lanes") for kernelReport.
   std::string shapeText() const;
-  /// Enqueues the layer on `stream` with the stream's cuBLASLt `workspace`
-  /// (unused when pipelined: each lane has its own in the scratch) and
-  /// `scratch` (scratchBytes(), 256-aligned).
-  Status enqueue(cudaStream_t stream, void* workspace, void* scratch) const;
+  /// cuBLASLt workspace bytes each lane's GEMMs get (in the scratch).
+  size_t workspaceBytes() const { return workspaceBytes_; }
+  /// Enqueues the layer on `stream` with `scratch` (scratchBytes(), 256-aligned).
+  Status enqueue(cudaStream_t stream, void* scratch) const;
 
  private:
   PreparedCin() = default;
-  Status prepareGemm(int part, int64_t rows);
+  /// Layouts and candidate algorithms of the full (part 0) or last chunk's
+  /// GEMM, fitting `limit` bytes of workspace; returns the workspace they need.
+  StatusOr<size_t> prepareGemm(int part, int64_t rows, size_t limit);
+  void placeScratch(size_t budget);  // scratch_ and the offsets in it, once workspaceBytes_ is known
   Status launch(cudaKernel_t fn, const Launch& l, void** args, cudaStream_t s, const std::string& what) const;
   /// Times each GEMM's candidate algorithms on `stream` (not capturing) with
   /// real buffers and keeps the fastest, also for later batches of the shape.
@@ -82,7 +89,7 @@ class PreparedCin {
   Buffers buf_;
   int64_t batch_ = 0, rows_ = 0;  // samples in all, per chunk
   int lanes_ = 1;
-  size_t workspaceBytes_ = 0, scratch_ = 0;  // workspaceBytes_: each GEMM's (the stream's, or a lane's)
+  size_t workspaceBytes_ = 0, scratch_ = 0;  // workspaceBytes_: each lane's, in the scratch
   size_t laneOffset_ = 0, laneBytes_ = 0;    // lane i's Z at laneOffset_ + i * laneBytes_ (Wq first)
   size_t yOffset_ = 0, wsOffset_ = 0;        // Y and the lane's workspace within a lane
   std::vector<StreamPtr> laneStreams_;       // lanes 1.. (lane 0 is the step's stream)
@@ -93,9 +100,9 @@ class PreparedCin {
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t layoutW_ = nullptr;
   cublasLtMatrixLayout_t layoutZ_[2] = {nullptr, nullptr}, layoutY_[2] = {nullptr, nullptr};  // full, last chunk
-  mutable cublasLtMatmulAlgo_t algo_[2] = {};        // full, last chunk (tune() may replace them)
-  std::vector<cublasLtMatmulAlgo_t> candidates_[2];  // the heuristic's, in its order (tune() times them)
-  std::string keys_[2];                              // their BlasContext::algos() keys
+  mutable cublasLtMatmulAlgo_t algo_[2] = {};  // full, last chunk (tune() may replace them)
+  std::vector<ChosenAlgo> candidates_[2];      // the heuristic's, in its order (tune() times them)
+  std::string keys_[2];                        // their BlasContext::algos() keys
   mutable bool tuned_ = false;
   std::string where_;
 };

@@ -16,8 +16,7 @@
 namespace cagr::cuda {
 namespace {
 
-constexpr size_t kWorkspacePerStream = size_t{32} << 20;  // cuBLASLt's recommendation for Hopper
-constexpr unsigned kDefaultSharedLimit = 48 * 1024;       // dynamic shared memory without opting in
+constexpr unsigned kDefaultSharedLimit = 48 * 1024;  // dynamic shared memory without opting in
 
 size_t alignUp(size_t n) {
   return (n + kDeviceAlign - 1) / kDeviceAlign * kDeviceAlign;
@@ -82,25 +81,9 @@ Status CudaExecutable::loadModule(const CompiledModule& module) {
 }
 
 Status CudaExecutable::createStreams() {
-  std::vector<char> hasGemm(static_cast<size_t>(prog_.numStreams()), 0);
-  for (const ProgramStep& s : prog_.steps) {
-    if (s.kind != StepKind::kGenerated) hasGemm[static_cast<size_t>(s.stream)] = 1;
-  }
   for (int i = 0; i < prog_.numStreams(); ++i) {
     CAGR_ASSIGN_OR_RETURN(StreamPtr s, newStream());
     streams_.push_back(std::move(s));
-  }
-  // One workspace, a slice per stream that runs library calls: those on
-  // different streams may overlap.
-  workspaceSlice_.assign(hasGemm.size(), -1);
-  int slices = 0;
-  for (size_t i = 0; i < hasGemm.size(); ++i) {
-    if (hasGemm[i]) workspaceSlice_[i] = slices++;
-  }
-  workspacePerStream_ = slices > 0 ? kWorkspacePerStream : 0;
-  if (slices > 0) {
-    CAGR_ASSIGN_OR_RETURN(workspace_,
-                          deviceAlloc(workspacePerStream_ * static_cast<size_t>(slices), "the cuBLASLt workspace"));
   }
   return Status::ok();
 }
@@ -128,7 +111,18 @@ std::string CudaExecutable::stepWhere(size_t s) const {
 StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::makeBatch(const SymbolBindings& b) {
   auto bt = std::make_unique<Batch>();
   bt->bindings = b;
-  CAGR_ASSIGN_OR_RETURN(bt->plan, planArena(g_, prog_, b));
+  CAGR_ASSIGN_OR_RETURN(bt->plan, arenaShapes(g_, prog_, b));
+  CAGR_RETURN_IF_ERROR(chooseGemms(*bt));
+  // Each library call's workspace is scratch of its step in the arena: it
+  // shares bytes with buffers and calls it cannot overlap in time.
+  std::vector<size_t> workspace(prog_.steps.size(), 0);
+  for (size_t s = 0; s < workspace.size(); ++s) {
+    if (bt->gemm[s]) workspace[s] = bt->gemm[s]->workspaceBytes();
+  }
+  ArenaPlan bare = bt->plan;
+  placeArena(g_, prog_, {}, bare);
+  placeArena(g_, prog_, workspace, bt->plan);
+  bt->workspaceBytes = bt->plan.size > bare.size ? bt->plan.size - bare.size : 0;
   CAGR_ASSIGN_OR_RETURN(bt->arena, deviceAlloc(bt->plan.size, "the activation arena"));
   bt->ptr.assign(g_.numValues(), nullptr);
   for (size_t v = 0; v < g_.numValues(); ++v) {
@@ -138,6 +132,7 @@ StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::makeBatch(const
   for (ValueId v : g_.inputs()) {
     bt->inOffset.push_back(staging);
     staging += alignUp(bt->plan.bytes[static_cast<size_t>(v)]);
+    bt->inputBytes += alignUp(bt->plan.bytes[static_cast<size_t>(v)]);
   }
   for (size_t i = 0; i < g_.outputs().size(); ++i) {
     bt->outOffset.push_back(staging);
@@ -148,14 +143,29 @@ StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::makeBatch(const
   return bt;
 }
 
+Status CudaExecutable::chooseGemms(Batch& bt) {
+  bt.gemm.resize(prog_.steps.size());
+  bt.shapes.assign(prog_.steps.size(), "");
+  for (size_t s = 0; s < prog_.steps.size(); ++s) {
+    const ProgramStep& st = prog_.steps[s];
+    if (st.kind != StepKind::kLibraryGemm) continue;
+    const LibraryGemm& p = prog_.gemms[static_cast<size_t>(st.gemm)];
+    const auto& shape = [&](ValueId v) -> const std::vector<int64_t>& { return bt.plan.shape[static_cast<size_t>(v)]; };
+    CAGR_ASSIGN_OR_RETURN(cpu::GemmShape gs, gemmShape(p, shape(p.anchor.a), shape(p.anchor.b)));
+    auto call = columnMajor(gs);
+    if (!call.isOk()) return call.status().withContext(stepWhere(s));
+    CAGR_ASSIGN_OR_RETURN(bt.gemm[s], PreparedGemm::create(*blas_, p, *call, stepWhere(s)));
+    bt.shapes[s] = " " + gemmShapeText(gs, p.math);
+  }
+  return Status::ok();
+}
+
 Status CudaExecutable::prepareSteps(Batch& bt) {
   const size_t n = prog_.steps.size();
-  bt.gemm.resize(n);
   bt.launch.resize(n);
   bt.pointerArgs.resize(n);
   bt.extentArgs.resize(n);
   bt.args.resize(n);
-  bt.shapes.assign(n, "");
   bt.done.resize(n);
   for (size_t s = 0; s < n; ++s) {
     const ProgramStep& st = prog_.steps[s];
@@ -173,10 +183,6 @@ Status CudaExecutable::prepareSteps(Batch& bt) {
       continue;
     }
     const LibraryGemm& p = prog_.gemms[static_cast<size_t>(st.gemm)];
-    const auto& shape = [&](ValueId v) -> const std::vector<int64_t>& { return bt.plan.shape[static_cast<size_t>(v)]; };
-    CAGR_ASSIGN_OR_RETURN(cpu::GemmShape gs, gemmShape(p, shape(p.anchor.a), shape(p.anchor.b)));
-    auto call = columnMajor(gs);
-    if (!call.isOk()) return call.status().withContext(stepWhere(s));
     GemmBuffers buf{operandPtr(bt, s, p.anchor.a), operandPtr(bt, s, p.anchor.b),
                     p.bias != kNoValue ? operandPtr(bt, s, p.bias) : nullptr,
                     p.addend != kNoValue ? operandPtr(bt, s, p.addend) : nullptr, bt.ptr[static_cast<size_t>(p.out)]};
@@ -184,8 +190,9 @@ Status CudaExecutable::prepareSteps(Batch& bt) {
         (p.addend != kNoValue && buf.addend == nullptr)) {
       return internalError(stepWhere(s) + ": an operand has no device buffer");
     }
-    CAGR_ASSIGN_OR_RETURN(bt.gemm[s], PreparedGemm::create(*blas_, p, *call, buf, workspacePerStream_, stepWhere(s)));
-    bt.shapes[s] = " " + gemmShapeText(gs, p.math);
+    void* ws =
+        bt.gemm[s]->workspaceBytes() > 0 ? static_cast<std::byte*>(bt.arena.get()) + bt.plan.stepOffset.at(s) : nullptr;
+    CAGR_RETURN_IF_ERROR(bt.gemm[s]->bind(buf, ws));
   }
   CAGR_RETURN_IF_ERROR(allocateCinScratch(bt));
   if (prog_.numStreams() > 1) {
@@ -310,12 +317,19 @@ StatusOr<std::vector<Tensor>> CudaExecutable::run(const std::vector<std::pair<st
   return download(*bt);
 }
 
+MemoryBreakdown CudaExecutable::memoryBreakdown() const {
+  MemoryBreakdown m;
+  m.weightBytes = static_cast<int64_t>(weightBytes_);
+  if (last_ == nullptr) return m;
+  m.arenaBytes = static_cast<int64_t>(last_->plan.size);
+  m.inputBytes = static_cast<int64_t>(last_->inputBytes);
+  m.workspaceBytes = static_cast<int64_t>(last_->workspaceBytes);
+  m.scratchBytes = static_cast<int64_t>(last_->cinScratchBytes);
+  return m;
+}
+
 int64_t CudaExecutable::peakMemoryBytes() const {
-  if (last_ == nullptr) return 0;
-  size_t slices =
-      static_cast<size_t>(std::count_if(workspaceSlice_.begin(), workspaceSlice_.end(), [](int i) { return i >= 0; }));
-  return static_cast<int64_t>(last_->plan.size + weightBytes_ + workspacePerStream_ * slices +
-                              last_->cinScratchBytes);
+  return last_ == nullptr ? 0 : memoryBreakdown().total();
 }
 
 std::vector<std::string> CudaExecutable::kernelReport() const {

@@ -3,7 +3,9 @@
 // size one device arena plus the whole plan captured into one CUDA graph
 // on its first run there (steps on their streams, events for cross-stream
 // dependencies) and replayed after. Inputs go up and outputs come back
-// through pinned staging buffers around the replay.
+// through pinned staging buffers around the replay. The library calls'
+// cuBLASLt workspaces are step scratch in the arena, each as large as its
+// chosen algorithm needs (cuda_blas.h).
 #pragma once
 
 #include <map>
@@ -30,6 +32,8 @@ class CudaExecutable final : public Executable, public DeviceTimed {
 
   StatusOr<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs) override;
   int64_t peakMemoryBytes() const override;
+  /// Where peakMemoryBytes() goes (the batch size run last).
+  MemoryBreakdown memoryBreakdown() const;
   std::vector<std::string> kernelReport() const override;
   /// Each step timed with events on its stream, the steps issued one by
   /// one (no graph): where the time of a replay goes.
@@ -52,6 +56,8 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   /// The batch state for these inputs' shapes (built on first use), inputs uploaded.
   StatusOr<Batch*> bind(const std::vector<std::pair<std::string, Tensor>>& inputs);
   StatusOr<std::unique_ptr<Batch>> makeBatch(const SymbolBindings& b);
+  /// The library calls' algorithms and workspace needs (before the arena is placed).
+  Status chooseGemms(Batch& bt);
   Status prepareSteps(Batch& bt);
   Status prepareLaunch(Batch& bt, size_t step);
   Status prepareCin(Batch& bt, size_t step);  // a kCinGemm step (cuda_executable_cin.cc)
@@ -87,9 +93,9 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   DevicePtr weights_;
   size_t weightBytes_ = 0;
   std::vector<size_t> weightOffset_;  // per Program::weights
-  DevicePtr workspace_;               // cuBLAS / cuBLASLt workspace
-  size_t workspacePerStream_ = 0;
-  std::vector<int> workspaceSlice_;  // per stream: its slice of the workspace (-1: no library calls)
+  // The most workspace one library call may ask for (the heuristics' limit);
+  // what is allocated is sized to the chosen algorithms (in the arena).
+  size_t workspacePerStream_ = kWorkspaceLimit;
   std::map<std::vector<int64_t>, std::unique_ptr<Batch>> batches_;  // by symbol values
   Batch* last_ = nullptr;
   bool syncEachStep_ = false;  // CAGR_CUDA_SYNC=1: no graph, a failing kernel is named

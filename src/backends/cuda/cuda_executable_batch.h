@@ -13,8 +13,10 @@ namespace cagr::cuda {
 
 struct CudaExecutable::Batch {
   SymbolBindings bindings;
-  ArenaPlan plan;
-  DevicePtr arena;
+  ArenaPlan plan;                                   // library workspaces placed in it as step scratch
+  DevicePtr arena;                                  // plan.size bytes
+  size_t workspaceBytes = 0;                        // what the workspaces add to the arena's size
+  size_t inputBytes = 0;                            // the graph inputs' arena bytes
   std::vector<void*> ptr;                           // value -> its device bytes (arena values; views use their root)
   PinnedPtr staging;                                // inputs, then outputs
   std::vector<size_t> inOffset, outOffset;          // per graph input / output, in staging

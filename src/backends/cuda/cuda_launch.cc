@@ -44,15 +44,11 @@ StatusOr<std::vector<std::pair<EventPtr, EventPtr>>> timingPairs(size_t n) {
 Status CudaExecutable::enqueueStep(Batch& bt, size_t s) {
   const ProgramStep& st = prog_.steps[s];
   cudaStream_t stream = streams_[static_cast<size_t>(st.stream)].get();
-  if (st.kind != StepKind::kGenerated) {
-    const int slice = workspaceSlice_[static_cast<size_t>(st.stream)];
-    void* ws = static_cast<std::byte*>(workspace_.get()) + static_cast<size_t>(slice) * workspacePerStream_;
-    if (st.kind == StepKind::kCinGemm) {
-      const size_t at = bt.cinScratchOffset[static_cast<size_t>(st.stream)];
-      return bt.cin[s]->enqueue(stream, ws, static_cast<std::byte*>(bt.cinScratch.get()) + at);
-    }
-    return bt.gemm[s]->enqueue(stream, ws);
+  if (st.kind == StepKind::kCinGemm) {
+    const size_t at = bt.cinScratchOffset[static_cast<size_t>(st.stream)];
+    return bt.cin[s]->enqueue(stream, static_cast<std::byte*>(bt.cinScratch.get()) + at);
   }
+  if (st.kind == StepKind::kLibraryGemm) return bt.gemm[s]->enqueue(stream);
   const Launch& l = bt.launch[s];
   if (static_cast<uint64_t>(l.grid[0]) * l.grid[1] * l.grid[2] == 0) return Status::ok();  // nothing to compute
   dim3 grid(l.grid[0], l.grid[1], l.grid[2]), block(l.block[0], l.block[1], l.block[2]);
@@ -182,7 +178,8 @@ StatusOr<ReplayTiming> CudaExecutable::timeReplays(const std::vector<std::pair<s
   }
   t.uploadMs = median(up);
   t.downloadMs = median(down);
-  t.peakBytes = peakMemoryBytes();
+  t.memory = memoryBreakdown();
+  t.peakBytes = t.memory.total();
   const DeviceInfo& dev = deviceInfo();
   t.device = dev.name + " (sm_" + std::to_string(dev.major) + std::to_string(dev.minor) + ")";
   return t;

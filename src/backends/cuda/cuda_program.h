@@ -72,6 +72,7 @@ struct ArenaPlan {
   std::vector<char> inArena;                // value -> has its own arena bytes
   std::vector<size_t> offset;               // value -> arena offset (inArena)
   std::vector<size_t> bytes;                // value -> bytes it occupies (inArena)
+  std::vector<size_t> stepOffset;           // step -> arena offset of its scratch (placeArena's stepScratch > 0)
   size_t size = 0;                          // arena bytes
 };
 
@@ -81,6 +82,12 @@ constexpr size_t kDeviceAlign = 256;  // cuBLASLt's default operand alignment
 /// and step outputs get arena space; two share bytes only when one's every
 /// access (write, reads, views' reads) happens before the other's write.
 StatusOr<ArenaPlan> planArena(const Graph& g, const Program& p, const SymbolBindings& b);
+/// planArena in two parts: shapes and bytes (no offsets yet), then offsets
+/// with `stepScratch[s]` bytes that step s needs only while it runs (a
+/// library call's workspace; empty: none) placed in the same arena, sharing
+/// bytes with buffers and other steps' scratch it cannot overlap in time.
+StatusOr<ArenaPlan> arenaShapes(const Graph& g, const Program& p, const SymbolBindings& b);
+void placeArena(const Graph& g, const Program& p, const std::vector<size_t>& stepScratch, ArenaPlan& a);
 
 /// Bytes of one element of `v` on the device (codegen.h: f32 activations,
 /// i64 ids; other dtypes as stored).

@@ -15,12 +15,24 @@
 
 namespace cagr::cuda {
 
+/// Where one compiled plan's device bytes go at one batch size: the sizes
+/// of its device allocations (exact, not sampled; host staging excluded).
+struct MemoryBreakdown {
+  int64_t arenaBytes = 0;      // one allocation: inputs, activations, outputs, library workspaces
+  int64_t inputBytes = 0;      // of the arena: the graph inputs (uploaded once, never shared)
+  int64_t workspaceBytes = 0;  // of the arena: what the library calls' workspaces add to it
+  int64_t weightBytes = 0;     // the constants in their device formats
+  int64_t scratchBytes = 0;    // cublaslt.cin outer-product chunks (with their GEMMs' workspace)
+  int64_t total() const { return arenaBytes + weightBytes + scratchBytes; }
+};
+
 /// Device timings of one compiled plan at one batch size (all measured).
 struct ReplayTiming {
   std::vector<double> replayMs;  // one per replay: CUDA events around cudaGraphLaunch
   double uploadMs = 0;           // median over the transfer runs: inputs host (pinned) -> device
   double downloadMs = 0;         // median: outputs device -> host (pinned)
-  int64_t peakBytes = 0;         // arena + weights + cuBLASLt workspace
+  int64_t peakBytes = 0;         // memory.total(): arena (with the workspaces) + weights + CIN scratch
+  MemoryBreakdown memory;        // where peakBytes goes
   std::string device;            // "NVIDIA H200 (sm_90)"
 };
 

@@ -1,0 +1,195 @@
+// The CUDA backend's device memory, the parts that need no GPU: which
+// cuBLASLt heuristic result a library call takes and how much workspace
+// that asks for (cuda_blas.h), the library workspaces placed in the arena
+// as step scratch that shares bytes only with what cannot run at the same
+// time (cuda_program.h), and a cublaslt.cin layer's scratch sized to a
+// small batch rather than to the chunk budget (cuda_cin.h). What the
+// executable allocates on a GPU is reported by `cagr bench --target cuda
+// --json` (peak_memory_breakdown).
+#include <gtest/gtest.h>
+
+#ifdef CAGR_HAVE_CUDA
+
+#include "backends/cpu_test_util.h"
+#include "backends/cuda/cuda_blas.h"
+#include "backends/cuda/cuda_cin.h"
+#include "backends/cuda/cuda_program.h"
+#include "cagr/backend.h"
+
+namespace cagr {
+namespace {
+
+using cuda::AlgoOption;
+using cuda::ArenaPlan;
+using rectest::Builder;
+
+TEST(CudaMemory, PickAlgoTakesTheHeuristicsFirstUnlessASmallProblemHasAFreeEqual) {
+  const std::vector<AlgoOption> splitFirst = {{4096, 0.5f}, {0, 0.25f}, {0, 0.5f}, {1 << 20, 0.5f}};
+  EXPECT_EQ(cuda::pickAlgo(splitFirst, false), 0);  // large problem: the heuristic's order stands
+  EXPECT_EQ(cuda::pickAlgo(splitFirst, true), 2);   // small: the workspace-free one of equal rank
+  const std::vector<AlgoOption> noEqual = {{4096, 0.5f}, {0, 0.25f}, {0, 1.0f}};
+  EXPECT_EQ(cuda::pickAlgo(noEqual, true), 0);  // a free one of another rank is no equal
+  const std::vector<AlgoOption> freeFirst = {{0, 2.0f}, {8192, 2.0f}};
+  EXPECT_EQ(cuda::pickAlgo(freeFirst, true), 0);
+  const std::vector<AlgoOption> unusableFirst = {{0, 1.0f, false}, {256, 1.0f}, {0, 1.0f}};
+  EXPECT_EQ(cuda::pickAlgo(unusableFirst, false), 1);
+  EXPECT_EQ(cuda::pickAlgo(unusableFirst, true), 2);
+  EXPECT_EQ(cuda::pickAlgo({{0, 1.0f, false}}, true), -1);
+  EXPECT_EQ(cuda::pickAlgo({}, false), -1);
+}
+
+TEST(CudaMemory, WorkspaceForAllIsTheMostAnyUsableCandidateNeeds) {
+  EXPECT_EQ(cuda::workspaceForAll({}), 0u);
+  EXPECT_EQ(cuda::workspaceForAll({{0, 1}, {0, 2}}), 0u);
+  EXPECT_EQ(cuda::workspaceForAll({{1024, 1}, {65536, 2}, {size_t{64} << 20, 1, false}}), 65536u);
+  static_assert(cuda::kCublasMinWorkspace >= 16 * 1024, "cuBLAS fails with less than 16 KiB");
+  static_assert(cuda::kWorkspaceLimit == size_t{32} << 20, "the limit the H200 plans were measured with");
+}
+
+// x -> a -> c -> d, three GEMMs on one stream; with `twoStreams` a second
+// chain x -> b -> e on stream 1 joins at d = c W4 + e.
+Graph chain(bool twoStreams) {
+  Builder b;
+  ValueId x = b.input("x", DType::kF32, {kBatch, 16});
+  ValueId a = b.op(OpKind::kMatMul, {x, b.constant("w1", {16, 16}, 1)}, "a");
+  ValueId c = b.op(OpKind::kMatMul, {a, b.constant("w3", {16, 16}, 3)}, "c");
+  if (!twoStreams) {
+    b.g.addOutput(b.op(OpKind::kMatMul, {c, b.constant("w4", {16, 16}, 4)}, "d"));
+    return b.g;
+  }
+  ValueId bb = b.op(OpKind::kMatMul, {x, b.constant("w2", {16, 16}, 2)}, "b");
+  ValueId e = b.op(OpKind::kMatMul, {bb, b.constant("w5", {16, 16}, 5)}, "e");
+  b.g.addOutput(b.op(OpKind::kGemm, {c, b.constant("w4", {16, 16}, 4), e}, "d"));
+  for (Node& n : b.g.mutableNodes()) n.mir.stream = n.name == "b" || n.name == "e" ? 1 : 0;
+  return b.g;
+}
+
+struct Planned {
+  Graph g;
+  cuda::Program p;
+  ArenaPlan bare, with;
+};
+
+Planned plan(bool twoStreams, size_t scratch) {
+  Planned r{chain(twoStreams), {}, {}, {}};
+  auto t = resolveTarget("h200");
+  EXPECT_TRUE(t.isOk());
+  auto p = cuda::lowerPlan(r.g, *t);
+  EXPECT_TRUE(p.isOk()) << p.status().message();
+  if (!p.isOk()) return r;
+  r.p = std::move(*p);
+  SymbolBindings b;
+  b.values = {0, 64};
+  auto shapes = cuda::arenaShapes(r.g, r.p, b);
+  EXPECT_TRUE(shapes.isOk()) << shapes.status().message();
+  if (!shapes.isOk()) return r;
+  r.bare = r.with = *shapes;
+  cuda::placeArena(r.g, r.p, {}, r.bare);
+  cuda::placeArena(r.g, r.p, std::vector<size_t>(r.p.steps.size(), scratch), r.with);
+  return r;
+}
+
+bool overlaps(size_t a, size_t an, size_t b, size_t bn) {
+  return a < b + bn && b < a + an;
+}
+
+// No step's scratch overlaps a buffer that step touches or a graph input;
+// scratch of steps that may run at once do not overlap either.
+void expectSafe(const Planned& r, size_t scratch) {
+  const ArenaPlan& a = r.with;
+  ASSERT_EQ(a.stepOffset.size(), r.p.steps.size());
+  for (size_t s = 0; s < r.p.steps.size(); ++s) {
+    EXPECT_EQ(a.stepOffset[s] % cuda::kDeviceAlign, 0u) << s;
+    EXPECT_LE(a.stepOffset[s] + scratch, a.size) << s;
+    std::vector<ValueId> touched = r.p.steps[s].writes;
+    for (ValueId v : r.p.steps[s].reads) touched.push_back(r.p.root(v));
+    touched.insert(touched.end(), r.g.inputs().begin(), r.g.inputs().end());
+    for (ValueId v : touched) {
+      auto i = static_cast<size_t>(v);
+      if (!a.inArena[i]) continue;
+      EXPECT_FALSE(overlaps(a.stepOffset[s], scratch, a.offset[i], a.bytes[i])) << "step " << s << ", %" << i;
+    }
+    for (size_t t = 0; t < s; ++t) {
+      if (r.p.after[s][t] || r.p.after[t][s]) continue;
+      EXPECT_FALSE(overlaps(a.stepOffset[s], scratch, a.stepOffset[t], scratch)) << "steps " << t << ", " << s;
+    }
+  }
+}
+
+TEST(CudaMemory, OneStreamsWorkspacesShareOneRegionOfTheArena) {
+  constexpr size_t kScratch = 1 << 20;  // far more than the 4 KiB activations
+  Planned r = plan(false, kScratch);
+  ASSERT_EQ(r.p.numStreams(), 1);
+  ASSERT_EQ(r.p.steps.size(), 3u);
+  expectSafe(r, kScratch);
+  // Calls of one stream never overlap: one region serves all three, where a
+  // fixed workspace per stream would have been 32 MiB.
+  EXPECT_LE(r.with.size, r.bare.size + kScratch);
+  EXPECT_EQ(r.with.stepOffset[0], r.with.stepOffset[1]);
+  EXPECT_EQ(r.with.stepOffset[1], r.with.stepOffset[2]);
+  // Buffers keep their bytes: the workspace only takes what they leave.
+  for (size_t v = 0; v < r.g.numValues(); ++v) EXPECT_EQ(r.with.bytes[v], r.bare.bytes[v]);
+}
+
+TEST(CudaMemory, WorkspacesOfCallsThatMayOverlapGetTheirOwnBytes) {
+  constexpr size_t kScratch = 64 * 1024;
+  Planned r = plan(true, kScratch);
+  ASSERT_EQ(r.p.numStreams(), 2);
+  ASSERT_EQ(r.p.steps.size(), 5u);
+  expectSafe(r, kScratch);
+  int concurrent = 0;
+  for (size_t s = 0; s < r.p.steps.size(); ++s) {
+    for (size_t t = 0; t < s; ++t) concurrent += !r.p.after[s][t] && !r.p.after[t][s] ? 1 : 0;
+  }
+  EXPECT_GT(concurrent, 0);                            // the test means something: some calls may overlap
+  EXPECT_LE(r.with.size, r.bare.size + 2 * kScratch);  // at most one region per stream
+}
+
+TEST(CudaMemory, NoScratchPlacesTheArenaAsPlanArenaDoes) {
+  Planned r = plan(true, 0);
+  SymbolBindings b;
+  b.values = {0, 64};
+  auto whole = cuda::planArena(r.g, r.p, b);
+  ASSERT_TRUE(whole.isOk());
+  EXPECT_EQ(whole->size, r.bare.size);
+  EXPECT_EQ(whole->offset, r.bare.offset);
+  EXPECT_EQ(r.with.size, r.bare.size);  // zero-byte workspaces take nothing
+}
+
+// A CIN layer of xDeepFM's size: O = 200 maps from H = 200 maps x M = 22 fields (K = 4400), D = 16.
+cuda::CinGemm cinLayer(Precision math) {
+  cuda::CinGemm c;
+  c.O = 200;
+  c.H = 200;
+  c.M = 22;
+  c.D = 16;
+  c.math = math;
+  c.elementBytes = math == Precision::kBF16 ? 2 : 4;
+  c.ldz = math == Precision::kF32
+              ? c.K()
+              : (c.K() * static_cast<int64_t>(c.elementBytes) + 15) / 16 * 16 / static_cast<int64_t>(c.elementBytes);
+  return c;
+}
+
+TEST(CudaMemory, CinScratchIsSizedToASmallBatchNotToTheChunkBudget) {
+  const auto up = [](size_t n) { return (n + 255) / 256 * 256; };
+  for (Precision math : {Precision::kF32, Precision::kBF16}) {
+    cuda::CinGemm c = cinLayer(math);
+    const size_t budget = cuda::kCinChunkBudget;
+    for (int64_t batch : {1, 4, 256}) {
+      EXPECT_EQ(c.chunkRows(batch, budget), batch) << batch;  // one chunk of exactly the batch
+      const auto rows = static_cast<size_t>(batch);
+      const size_t z = up(rows * 16 * static_cast<size_t>(c.ldz) * c.elementBytes), y = up(rows * 16 * 200 * 4);
+      EXPECT_EQ(c.scratchBytes(batch, budget), up(c.weightBytes()) + z + y) << batch;
+      EXPECT_EQ(c.scratchBytes(batch, budget, 1, 4096), up(c.weightBytes()) + z + y + 4096) << batch;
+      EXPECT_LT(c.scratchBytes(batch, budget), budget) << batch;
+    }
+    // A large batch is chunked to the budget: the scratch stays near it, not batch-sized.
+    EXPECT_LE(c.scratchBytes(1 << 20, budget), up(c.weightBytes()) + budget + 2 * 256);
+  }
+}
+
+}  // namespace
+}  // namespace cagr
+
+#endif  // CAGR_HAVE_CUDA
