@@ -139,6 +139,31 @@ TEST(CpuFastPaths, ShortRunsOfExpandAndSlice) {
   }
 }
 
+// NGCF's scores: sum (or mean) over the last axis of x * y, fused; the
+// product read straight from x and y. A broadcast operand or a product that
+// is also an output takes the general path; both match the reference.
+TEST(CpuFastPaths, MulThenReduceOverTheLastAxis) {
+  for (int64_t K : {1, 7, 17, 256}) {
+    for (OpKind red : {OpKind::kReduceSum, OpKind::kReduceMean}) {
+      for (int variant = 0; variant < 3; ++variant) {  // 0: fast path, 1: broadcast operand, 2: product also output
+        Builder b;
+        ValueId x = b.input("x", DType::kF32, {kBatch, K});
+        ValueId y = b.input("y", DType::kF32, variant == 1 ? std::vector<Dim>{K} : std::vector<Dim>{kBatch, K});
+        ValueId m = b.op(OpKind::kMul, {x, y}, "mul");
+        b.g.addOutput(b.op(red, {m}, "red", attrs({{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t{0}}})),
+                      "s");
+        if (variant == 2) b.g.addOutput(m, "m");
+        b.group({"mul", "red"}, 0, "own.reduce");
+        for (int64_t n : {1, 33, 20000}) {
+          Inputs in = {{"x", rectest::uniform({n, K}, 5)},
+                       {"y", rectest::uniform(variant == 1 ? std::vector<int64_t>{K} : std::vector<int64_t>{n, K}, 6)}};
+          rectest::expectKernel(rectest::runBoth(b.g, in, 1e-5), "own.reduce:mul+");
+        }
+      }
+    }
+  }
+}
+
 Graph softmaxGraph(int64_t K, bool prologue) {
   Builder b;
   ValueId x = b.input("x", DType::kF32, {kBatch, 2, K});

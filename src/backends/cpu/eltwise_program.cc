@@ -430,6 +430,24 @@ int64_t EltwiseProgram::spaceSize(const Frame& f) const {
   return f.total;
 }
 
+bool EltwiseProgram::productOfStored(const Frame& f, ValueId v, const float*& a, const float*& b) const {
+  if (instrs_.size() != 1 || !f.full[0]) return false;
+  const Instr& ins = instrs_[0];
+  const Slot& out = slots_[static_cast<size_t>(ins.out)];
+  if (ins.op.op != OpKind::kMul || ins.op.out != DType::kF32 || out.value != v || out.sink ||
+      out.storage != Precision::kF32 || f.access[0].size() != 2) {
+    return false;
+  }
+  const std::byte* in[2];
+  for (size_t k = 0; k < 2; ++k) {
+    in[k] = f.home[static_cast<size_t>(rootOf(ins.in[k]))];
+    if (f.access[0][k].mode != Access::kDirect || in[k] == nullptr) return false;
+  }
+  a = reinterpret_cast<const float*>(in[0]);
+  b = reinterpret_cast<const float*>(in[1]);
+  return true;
+}
+
 bool EltwiseProgram::computesInRange(const Frame& f) const {
   return std::find(f.full.begin(), f.full.end(), 1) != f.full.end();
 }

@@ -96,6 +96,10 @@ class EltwiseProgram {
   int64_t spaceSize(const Frame& f) const;
   /// True when the tiled pass computes something (false: only views of leaves).
   bool computesInRange(const Frame& f) const;
+  /// True when the program is one f32 Mul of two stored values read
+  /// directly at `v`'s shape, computing `v` (tile-only, no rounding): a and
+  /// b are then its operands' data (a reduction reads the product itself).
+  bool productOfStored(const Frame& f, ValueId v, const float*& a, const float*& b) const;
   /// "add+relu": the mnemonics of the members, for kernel names.
   const std::string& opNames() const { return names_; }
 

@@ -53,6 +53,32 @@ template <typename T>
   return s;
 }
 
+// The sum in double of the f32 products a[k] * b[k] (each rounded to f32
+// as the unfused Mul stores it), in 16 partial sums like sumRun.
+[[gnu::always_inline]] inline double dotRun(const float* a, const float* b, int64_t n) {
+  constexpr int kLanes = 16;
+  double part[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes) {
+    for (int j = 0; j < kLanes; ++j) part[j] += static_cast<double>(a[k + j] * b[k + j]);
+  }
+  double s = 0;
+  for (; k < n; ++k) s += static_cast<double>(a[k] * b[k]);
+  for (int j = 0; j < kLanes; ++j) s += part[j];
+  return s;
+}
+
+// Rows [o0, o1) of a Sum / Mean over the last axis of the product a * b
+// ([rows, K] each): NGCF's mul+reduce_sum scores, read straight from the
+// operands instead of through a slab of products.
+CAGR_CPU_CLONES void dotRows(const float* a, const float* b, int64_t o0, int64_t o1, int64_t K, double count,
+                             bool mean, float* y) {
+  for (int64_t o = o0; o < o1; ++o) {
+    double s = dotRun(a + o * K, b + o * K, K);
+    y[o] = static_cast<float>(mean ? s / count : s);
+  }
+}
+
 template <typename T>
 double maxRun(const T* x, int64_t n) {
   double m = -std::numeric_limits<double>::infinity();
@@ -400,8 +426,18 @@ Status ReduceStep::run(const RunContext& ctx) const {
   CAGR_ASSIGN_OR_RETURN(std::unique_ptr<EltwiseProgram::Frame> f, prog_->prepare(ctx, x_));
   Plan p = plan(*f);
   const Buffer& y = ctx.buffer(y_);
+  const float *a = nullptr, *b = nullptr;
   if (!p.perm.empty()) {
     CAGR_RETURN_IF_ERROR(runPermuted(ctx, *f, p));
+  } else if ((kind_ == Kind::kSum || kind_ == Kind::kMean) && p.split.inner == 1 && dtype_ == DType::kF32 &&
+             y.numel() > 0 && prog_->productOfStored(*f, x_, a, b)) {
+    const int64_t K = p.split.reduced;
+    float* out = y.as<float>();
+    CAGR_RETURN_IF_ERROR(
+        parallelChunks(p.split.outer, threadsFor(work(*f), ctx.threads()), [&](int64_t lo, int64_t hi) -> Status {
+          dotRows(a, b, lo, hi, K, static_cast<double>(K), kind_ == Kind::kMean, out);
+          return Status::ok();
+        }));
   } else if (y.numel() > 0) {  // an empty reduced axis still writes sums of nothing
     int64_t row = p.split.reduced * p.split.inner;
     int64_t rows = std::max<int64_t>(1, kBlockElements / std::max<int64_t>(row, 1));
