@@ -5,16 +5,21 @@
 // time (cuda_program.h), and a cublaslt.cin layer's scratch sized to a
 // small batch rather than to the chunk budget (cuda_cin.h). What the
 // executable allocates on a GPU is reported by `cagr bench --target cuda
-// --json` (peak_memory_breakdown).
+// --json` (peak_memory_breakdown); CudaMemoryGpu checks it on a GPU and
+// skips without one.
 #include <gtest/gtest.h>
 
 #ifdef CAGR_HAVE_CUDA
+
+#include <cstdio>
 
 #include "backends/cpu_test_util.h"
 #include "backends/cuda/cuda_blas.h"
 #include "backends/cuda/cuda_cin.h"
 #include "backends/cuda/cuda_program.h"
+#include "backends/cuda/cuda_timing.h"
 #include "cagr/backend.h"
+#include "cagr/reference.h"
 
 namespace cagr {
 namespace {
@@ -186,6 +191,71 @@ TEST(CudaMemory, CinScratchIsSizedToASmallBatchNotToTheChunkBudget) {
     }
     // A large batch is chunked to the budget: the scratch stays near it, not batch-sized.
     EXPECT_LE(c.scratchBytes(1 << 20, budget), up(c.weightBytes()) + budget + 2 * 256);
+  }
+}
+
+// ---- on a GPU ----
+
+std::unique_ptr<ExecutionBackend> gpuOrSkip(std::string& why) {
+  auto backend = makeBackend("cuda");
+  if (!backend.isOk()) {
+    why = backend.status().message();
+    return nullptr;
+  }
+  if (!(*backend)->capabilities().available) {
+    why = (*backend)->capabilities().note;
+    return nullptr;
+  }
+  return std::move(*backend);
+}
+
+// x [B, 2048] -> a (K 2048, N 16) -> c (K 16, N 2048) -> d (K 2048, N 16):
+// long reductions to few outputs, the calls cuBLASLt likes to split over K
+// with a workspace.
+Graph longK() {
+  Builder b;
+  ValueId x = b.input("x", DType::kF32, {kBatch, 2048});
+  ValueId a = b.op(OpKind::kMatMul, {x, b.constant("w1", {2048, 16}, 1)}, "a");
+  ValueId c = b.op(OpKind::kMatMul, {a, b.constant("w2", {16, 2048}, 2)}, "c");
+  b.g.addOutput(b.op(OpKind::kMatMul, {c, b.constant("w3", {2048, 16}, 3)}, "d"));
+  return b.g;
+}
+
+// The workspaces share the arena's bytes with the activations: the captured
+// graph's replays still match the reference, the breakdown adds up, and no
+// plan pays a fixed 32 MiB per stream any more.
+TEST(CudaMemoryGpu, WorkspacesInTheArenaKeepResultsAndTheBreakdownAddsUp) {
+  std::string why;
+  auto backend = gpuOrSkip(why);
+  if (!backend) GTEST_SKIP() << why;
+  for (const Graph& g : {chain(false), chain(true), longK()}) {
+    const int64_t width = g.type(g.inputs()[0]).dims[1];
+    rectest::Inputs in{{"x", rectest::uniform({64, width}, 9)}};
+    auto exe = backend->compile(g);
+    ASSERT_TRUE(exe.isOk()) << exe.status().message();
+    auto want = runReference(g, in);
+    ASSERT_TRUE(want.isOk()) << want.status().message();
+    for (int rep = 0; rep < 3; ++rep) {  // the first run captures the graph, the others replay it
+      auto got = (*exe)->run(in);
+      ASSERT_TRUE(got.isOk()) << got.status().message();
+      auto cmp = compareTensors((*got)[0], (*want)[0], 1e-3, 1e-4);
+      EXPECT_TRUE(cmp.close) << "run " << rep << ": " << cmp.message;
+    }
+    auto* timed = dynamic_cast<cuda::DeviceTimed*>(exe->get());
+    ASSERT_NE(timed, nullptr);
+    auto t = timed->timeReplays(in, 3, 1);
+    ASSERT_TRUE(t.isOk()) << t.status().message();
+    const cuda::MemoryBreakdown& m = t->memory;
+    EXPECT_EQ(t->peakBytes, m.total());
+    EXPECT_EQ(t->peakBytes, (*exe)->peakMemoryBytes());
+    EXPECT_EQ(m.inputBytes, 64 * width * 4);
+    EXPECT_LE(m.inputBytes + m.workspaceBytes, m.arenaBytes);
+    EXPECT_EQ(m.scratchBytes, 0);
+    EXPECT_LT(m.workspaceBytes, static_cast<int64_t>(cuda::kWorkspaceLimit));
+    std::printf("[ memory   ] %s: arena %lld (inputs %lld, workspaces %lld) + weights %lld bytes (allocated)\n",
+                g.value(g.outputs()[0]).name.c_str(), static_cast<long long>(m.arenaBytes),
+                static_cast<long long>(m.inputBytes), static_cast<long long>(m.workspaceBytes),
+                static_cast<long long>(m.weightBytes));
   }
 }
 
