@@ -10,7 +10,7 @@
 // the heuristic is asked for up to kHeuristicResults algorithms that fit
 // kWorkspaceLimit; pickAlgo takes its first, or for a small problem a
 // workspace-free one of equal rank; a call then gets exactly the chosen
-// algorithm's workspaceSize (often 0), not the limit.
+// algorithm's workspaceSize (0 when it needs none), not the limit.
 #pragma once
 
 #include <cublasLt.h>
@@ -50,7 +50,7 @@ struct AlgoOption {
 
 /// Index of the result to use (-1: none usable): the first usable one; for
 /// a `small` problem whose first choice needs workspace, the first usable
-/// one of equal rank (the same wavesCount within 0.1 %) that needs none.
+/// one of equal rank (the same wavesCount, within 0.001 or 0.1 %) that needs none.
 int pickAlgo(const std::vector<AlgoOption>& options, bool small);
 /// The most workspace any usable option needs (a call that times them all, as the CIN's, needs this much).
 size_t workspaceForAll(const std::vector<AlgoOption>& options);
