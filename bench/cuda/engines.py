@@ -237,9 +237,15 @@ def warm_device(device):
     if device.type != "cuda":
         return
     x = torch.randn(256, 256, device=device)
-    for dtype in (torch.float32, torch.bfloat16):
-        torch.addmm(x.to(dtype), x.to(dtype), x.to(dtype))
-        torch.bmm(x.to(dtype).unsqueeze(0), x.to(dtype).unsqueeze(0))
+    # fp32 with TF32 off and on: cuBLAS keeps a workspace per math mode, made
+    # lazily, which the first TF32 cell would otherwise be charged (~33 MB).
+    saved = torch.backends.cuda.matmul.allow_tf32
+    for tf32 in (False, True):
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        for dtype in (torch.float32, torch.bfloat16):
+            torch.addmm(x.to(dtype), x.to(dtype), x.to(dtype))
+            torch.bmm(x.to(dtype).unsqueeze(0), x.to(dtype).unsqueeze(0))
+    torch.backends.cuda.matmul.allow_tf32 = saved
     torch.cuda.synchronize(device)
 
 
