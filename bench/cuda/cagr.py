@@ -47,6 +47,13 @@ def _summary(j):
            "peak_bytes": _num(j, "peak_memory_bytes") or _num(opt, "peak_memory_bytes"),
            "optimize_s": _num(j, "optimize_seconds"), "unoptimized_ms": _num(j, "baseline_latency_ms"),
            "self_check_max_abs_diff": _num(j, "max_abs_diff_vs_unoptimized")}
+    # Like for like with the PyTorch engines, whose peak leaves out the inputs
+    # made before the engine was built: CAGR's arena holds its inputs, so they
+    # are taken off (and kept apart) where the build reports them.
+    inputs = _num(j, "peak_memory_breakdown", "arena_input_bytes")
+    if out["peak_bytes"] is not None and inputs is not None:
+        out["peak_bytes_with_inputs"] = out["peak_bytes"]
+        out["peak_bytes"] -= inputs
     if out["spread_pct"] is None and None not in (out["median_ms"], out["p10_ms"], out["p90_ms"]):
         out["spread_pct"] = 100 * (out["p90_ms"] - out["p10_ms"]) / out["median_ms"] if out["median_ms"] else None
     for k in ("latency_kind", "policy", "precision", "target", "profile"):

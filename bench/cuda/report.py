@@ -192,7 +192,9 @@ def header(runs, changes):
           "buffers each call); CAGR: its own `cagr bench --json` timing",
           "- peak MB (measured): torch.cuda.max_memory_allocated over the timed calls minus what was allocated "
           "before the engine was built (so: its weights, activations, CUDA Graph pools, workspaces); build peak "
-          "MB: the same over build, compile, first call and warm-up; CAGR: `peak_memory_bytes` of its JSON",
+          "MB: the same over build, compile, first call and warm-up; CAGR: `peak_memory_bytes` of its JSON (weights, "
+          "arena, library workspaces, CIN scratch) less its arena's inputs (`peak_memory_breakdown.arena_input_bytes`"
+          ", where reported), as the PyTorch figures leave out the inputs made before the engine",
           "- opt. s (measured): build + first call (trace/freeze, Dynamo + Inductor with caches "
           f"{'kept' if r0.get('caches') == 'warm' else 'disabled'}, CUDA Graph capture; reduce-overhead and "
           "max-autotune record their CUDA Graphs on the next calls, in the warm-up); CAGR: `optimize_seconds` "
