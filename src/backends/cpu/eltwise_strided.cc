@@ -1,5 +1,6 @@
 // Strided copies (see eltwise_strided.h): coalesce once, then walk the view
-// with an odometer over the outer dims and a typed inner loop.
+// with an odometer over the outer dims and a typed inner loop; whole views
+// that transpose the innermost axis go by tiles, short runs run by run.
 #include "backends/cpu/eltwise_strided.h"
 
 #include <algorithm>

@@ -2,8 +2,11 @@
 // source (broadcast, transpose, slice) walked in row-major order and written
 // contiguously. Dims that are contiguous in the source are merged first, so
 // most views become one or two dims and the inner loop is a memcpy, a fill or
-// a fixed-stride gather the compiler vectorises. Any element size up to 8
-// bytes. Also the thread split these steps share (threadsFor, parallelChunks).
+// a fixed-stride gather the compiler vectorises. Whole views (copyStridedAll)
+// take two faster paths: a transpose that moves the innermost axis is copied
+// in 8 x 8 tiles (AVX2 for 4-byte elements), and short contiguous runs are
+// copied whole, run by run. Any element size up to 8 bytes. Also the thread
+// split these steps share (threadsFor, parallelChunks).
 #pragma once
 
 #include <omp.h>
@@ -40,7 +43,8 @@ void copyStrided(const std::byte* src, size_t elemSize, const StridedLayout& l, 
                  std::byte* dst);
 
 /// The whole view (`total` elements) into dst, split over `threads` OpenMP
-/// threads when it is large.
+/// threads when it is large (tiles and short runs count two passes an
+/// element, measured). Results are the source's bits, whichever path.
 void copyStridedAll(const std::byte* src, size_t elemSize, const StridedLayout& l, int64_t total, std::byte* dst,
                     int threads);
 
