@@ -77,9 +77,10 @@ using Vec8 = float __attribute__((vector_size(32), aligned(4)));
   for (int i = 0; i < 8; ++i) out[i] = acc[i];
 }
 
+static_assert(sizeof(float) * 64 == 8 * sizeof(Vec8));
+
 // y[r, :] = sum over p in row r of vals[p] * dense[col[p], :], in chunks
 // of 64 columns (NGCF's width: one chunk of eight AVX2 registers).
-static_assert(sizeof(float) * 64 == 8 * sizeof(Vec8));
 template <typename I>
 CAGR_CPU_CLONES void spmmRows(const I* rowPtr, const I* col, const float* vals, const float* dense, int64_t kk,
                               int64_t r0, int64_t r1, float* y) {
