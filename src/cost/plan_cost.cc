@@ -103,6 +103,15 @@ size_t tableInputs(const Node& n) {
   return ops::in(ops::kLookups, n.op) ? 1 : 0;
 }
 
+// The value a chain of views of `v` reads (v itself when no view made it).
+ValueId throughViews(const Graph& g, ValueId v) {
+  for (NodeId p = g.value(v).producer; p >= 0 && ops::in(ops::kViews, g.node(p).op) && !g.node(p).inputs.empty();
+       p = g.value(v).producer) {
+    v = g.node(p).inputs[0];
+  }
+  return v;
+}
+
 bool isInternal(const PlanContext& c, ValueId v, int kernel) {
   const auto& cons = c.uses.consumers[static_cast<size_t>(v)];
   if (c.uses.isOutput[static_cast<size_t>(v)] || cons.empty()) return false;
@@ -143,8 +152,13 @@ OpCounts memberCounts(const PlanContext& c, NodeId id, int kernel, bool fusedCin
       continue;
     }
     k.bytesRead -= vb * (1 - f);
-    NodeId p = c.g.value(v).producer;
-    if (p >= 0 && (isInternal(c, v, kernel) || (cinGroup && c.kernelOf[static_cast<size_t>(p)] == kernel))) {
+    // Saved only when this kernel computed the value (through views): a
+    // value another kernel wrote is read back from memory even when this
+    // kernel is its only consumer.
+    const ValueId src = throughViews(c.g, v);
+    NodeId p = c.g.value(src).producer;
+    if (p >= 0 && c.kernelOf[static_cast<size_t>(p)] == kernel &&
+        (isInternal(c, src, kernel) || isInternal(c, v, kernel) || cinGroup)) {
       k.bytesRead -= vb * f * saved;
     }
   }
