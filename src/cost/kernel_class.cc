@@ -343,6 +343,10 @@ double singleStepFloor(const HardwareProfile& hw) {
   return e != nullptr && e->shapeClass == kSingleStepFloorClass ? e->overheadS : 0;
 }
 
+bool stepProbed(const std::string& kernel, const std::string& shapeClass) {
+  return kernel.rfind("nvrtc.", 0) == 0 || (shapeClass == "gemm.batched" && libraryGemmKernel(kernel));
+}
+
 double probedMinimumRun(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass) {
   if (kernel.rfind("nvrtc.", 0) != 0) return 0;
   // The reference: the same harness's trivial kernel (an elementwise add's

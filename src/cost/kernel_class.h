@@ -119,6 +119,17 @@ inline constexpr const char* kTrivialProbeKernel = "nvrtc.eltwise";
 inline constexpr const char* kTrivialProbeClass = "eltwise.stream";
 double probedMinimumRun(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass);
 
+/// True for the entries the CUDA backend probes time step by step (one step
+/// issued alone, the single-step floor inside): CAGR's generated kernels
+/// (nvrtc.*) and the library's batched products (gemm.batched, probed as
+/// AutoInt's attention), unlike the library GEMM curves cagr-profile-cuda
+/// times inside graph replays. Their overhead_s is a single-step time, so
+/// inside a replay they pay the graph floor or, for generated kernels, their
+/// probed shortest run (a library call's single step also holds its host-side
+/// enqueue, ~12 us for cuBLAS's batched GEMM on the H200, which a replay
+/// does not pay: the graph floor only).
+bool stepProbed(const std::string& kernel, const std::string& shapeClass);
+
 /// True for a vendor-library GEMM call measured by cagr-profile-cuda
 /// ("cublas.sgemm", "cublas.gemm_bf16", "cublaslt.matmul", "rocblas.*"), not
 /// CAGR's own kernels built on a library (cublaslt.cin).

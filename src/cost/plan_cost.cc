@@ -194,10 +194,22 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
       memberCounts(c, id, kernel, pattern == Pattern::kCin && (chosen != 0 || generatedCin), pattern == Pattern::kCin);
   double rateScale = 1;
   bool tensorCores = n.mir.math != Precision::kF32;
-  bool custom = (chosen != 0 && info.priceAs[0] != '\0' && info.pattern != Pattern::kConcatInPlace) || tensorCores;
+  // A generated GEMM (priced "by class" in the catalog) that the profile
+  // measured itself (CUDA backend probes: nvrtc.gemm_small) is priced by its
+  // own entry — of this class where probed, else of its nearest probed one —
+  // not by the library's rates: measured on the H200 it ran DCN-v2's
+  // 4096x429x429 cross layer in 178 us against cuBLASLt + epilogue's 86 us,
+  // and priced as the library it looked cheaper (one kernel, no epilogue).
+  const bool ownGemm = chosen != 0 && info.priceAs[0] == '\0' && info.pattern == Pattern::kGemm &&
+                       c.hw.efficiency(info.name, cls) != nullptr;
+  bool custom =
+      (chosen != 0 && info.priceAs[0] != '\0' && info.pattern != Pattern::kConcatInPlace) || tensorCores || ownGemm;
   Efficiency eff = c.cache.eff[static_cast<size_t>(id)];
   std::string name;
-  if (custom) {
+  if (ownGemm && !tensorCores) {
+    name = info.name;
+    eff = effectiveRates(c.hw, name, c.hw.efficiency(name, cls)->shapeClass, counts.flops);
+  } else if (custom) {
     name = chosen != 0 && info.priceAs[0] != '\0' ? info.priceAs : c.cache.kernel[static_cast<size_t>(id)];
     // A chosen kernel the profile measured itself on this class (the CUDA
     // backend probes' nvrtc.* entries) is priced by its own entry.
@@ -392,7 +404,9 @@ KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& memb
   // over-priced the many-kernel batch-256 plans by 15-37 %, the floor alone
   // under-priced SpMM / CIN plans by 16-37 %).
   if (c.cache.graphFloorS > 0 && total.kernel != "view") {
-    total.launchS = libraryRates ? std::max(total.launchS, c.cache.graphFloorS)
+    const bool libraryStepProbed = libraryGemmKernel(total.kernel) && stepProbed(total.kernel, total.shapeClass);
+    total.launchS = libraryRates && libraryStepProbed ? c.cache.graphFloorS
+                    : libraryRates ? std::max(total.launchS, c.cache.graphFloorS)
                                  : std::max(c.cache.graphFloorS,
                                             probedMinimumRun(c.hw, total.kernel, total.shapeClass));
   }

@@ -100,3 +100,26 @@ TEST(GpuGemmShape, FusedSoftmaxKeepsItsRowPasses) {
 
 }  // namespace
 }  // namespace cagr
+
+namespace cagr {
+namespace {
+
+TEST(GpuGemmShape, GeneratedGemmIsPricedByItsOwnProbe) {
+  HardwareProfile hw = pricingtest::h200();
+  hw.provenance = "measured";
+  // The plan runs the layer on nvrtc.gemm_small (its cagr.kernel decision).
+  Graph g = parsed(specFor("nvrtc.gemm_small", "gemm.medium").text(), "gemm_small");
+  KernelEstimate asLibrary = only(priced(hw, g, 4096));
+  // Probed 3x slower than the library curve: priced so, by its own entry.
+  hw.efficiencies.push_back(entry("nvrtc.gemm_small", "gemm.medium", 8e-6, {{1e6, 1e11}, {1e10, 3e12}}));
+  KernelEstimate own = only(priced(hw, g, 4096));
+  EXPECT_EQ(own.kernel, "nvrtc.gemm_small");
+  EXPECT_GT(own.computeS, 1.5 * asLibrary.computeS);
+  // A class it was never probed on: its nearest probed entry, not the library's rates.
+  Graph big = parsed(specFor("nvrtc.gemm_small", "gemm.medium").text(), "gemm_small");
+  KernelEstimate large = only(priced(hw, big, 65536));
+  EXPECT_GT(large.computeS, 0);
+}
+
+}  // namespace
+}  // namespace cagr
