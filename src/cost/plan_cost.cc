@@ -200,15 +200,19 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
   // not by the library's rates: measured on the H200 it ran DCN-v2's
   // 4096x429x429 cross layer in 178 us against cuBLASLt + epilogue's 86 us,
   // and priced as the library it looked cheaper (one kernel, no epilogue).
-  const bool ownGemm = chosen != 0 && info.priceAs[0] == '\0' && info.pattern == Pattern::kGemm &&
-                       c.hw.efficiency(info.name, cls) != nullptr;
+  // (A batched product takes only a batched probe of its own: another
+  // class's curve would price 8192 22x22 products as one large GEMM.)
+  const KernelEfficiency* ownEntry =
+      chosen != 0 && info.priceAs[0] == '\0' && info.pattern == Pattern::kGemm ? c.hw.efficiency(info.name, cls)
+                                                                               : nullptr;
+  const bool ownGemm = ownEntry != nullptr && (ownEntry->shapeClass == cls || cls != "gemm.batched");
   bool custom =
       (chosen != 0 && info.priceAs[0] != '\0' && info.pattern != Pattern::kConcatInPlace) || tensorCores || ownGemm;
   Efficiency eff = c.cache.eff[static_cast<size_t>(id)];
   std::string name;
   if (ownGemm && !tensorCores) {
     name = info.name;
-    eff = effectiveRates(c.hw, name, c.hw.efficiency(name, cls)->shapeClass, counts.flops);
+    eff = effectiveRates(c.hw, name, ownEntry->shapeClass, counts.flops);
   } else if (custom) {
     name = chosen != 0 && info.priceAs[0] != '\0' ? info.priceAs : c.cache.kernel[static_cast<size_t>(id)];
     // A chosen kernel the profile measured itself on this class (the CUDA

@@ -7,6 +7,7 @@
 
 #include "cagr/analysis.h"
 #include "cagr/cost.h"
+#include "cagr/mir.h"
 #include "cost/kernel_class.h"
 #include "cuda_pricing_util.h"
 #include "hw/backend_probes_text.h"
@@ -78,6 +79,15 @@ TEST(GpuGemmShape, BatchedProductsUseTheirProbe) {
   KernelEstimate after = only(priced(hw, g, 4096));
   EXPECT_EQ(after.shapeClass, "gemm.batched");
   EXPECT_GT(after.computeS, 2 * before.computeS);
+  // Chosen as the generated small GEMM, which was probed on plain GEMMs only:
+  // not priced by that (fast, one-GEMM) curve.
+  auto small = kernelByName("nvrtc.gemm_small");
+  ASSERT_TRUE(small.isOk());
+  hw.efficiencies.push_back(entry("nvrtc.gemm_small", "gemm.medium", 3e-6, {{1e6, 1e13}, {1e9, 3e13}}));
+  for (Node& n : g.mutableNodes()) {
+    if (n.op == OpKind::kMatMul) n.mir.kernel = *small;
+  }
+  EXPECT_GE(only(priced(hw, g, 4096)).computeS, 0.99 * after.computeS);
 }
 
 TEST(GpuGemmShape, FusedSoftmaxKeepsItsRowPasses) {
