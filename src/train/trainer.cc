@@ -87,7 +87,11 @@ double accuracyOf(const NetOutput& out, const Batch& b, const Samples& mb) {
 class Trainer {
  public:
   Trainer(const TrainOptions& o, std::ostream& log)
-      : o_(o), log_(log), start_(Clock::now()), rng_(o.seed * 0x9E3779B97F4A7C15ull + 17) {}
+      : o_(o), log_(log), start_(Clock::now()), rng_(o.seed * 0x9E3779B97F4A7C15ull + 17) {
+    bool fineTuning = !o_.init.empty();
+    if (o_.bcLr <= 0) o_.bcLr = fineTuning ? 5e-4 : 2e-3;
+    if (o_.bcMinibatch <= 0) o_.bcMinibatch = fineTuning ? 16 : 64;
+  }
   Status setup();
   Status imitation();
   Status reinforce();
@@ -95,8 +99,10 @@ class Trainer {
 
  private:
   Status evaluate(const std::string& label);
-  Losses step(const Samples& mb, const std::vector<float>& w, bool ppo);
-  Losses runEpoch(Samples pool, int minibatch, bool ppo);
+  enum class Fit { kImitation, kPpo, kValue };
+  Losses step(const Samples& mb, const std::vector<float>& w, Fit fit);
+  Losses runEpoch(Samples pool, int minibatch, Fit fit);
+  void warmValueHead(const Samples& pool, const char* what);
   Status collectExperts(std::vector<Episode>& out);
   Status rollouts(int allowed, std::vector<Episode>& out);
   std::string metaJson() const;
@@ -124,6 +130,8 @@ class Trainer {
   std::vector<double> expertByCell_;
   PolicyNet net_{nullptr};
   std::unique_ptr<torch::optim::Adam> opt_;
+  std::unique_ptr<torch::optim::Adam> valueOpt_;  // the value head's weights alone (warm-up)
+  std::vector<torch::Tensor> valueParams_;
   std::optional<rl::PolicyModel> best_;
   TrainReport report_;
   double bestEval_ = -INFINITY;
@@ -160,6 +168,10 @@ Status Trainer::setup() {
     CAGR_RETURN_IF_ERROR(net_->loadFrom(init).withContext("--init " + o_.init));
   }
   opt_ = std::make_unique<torch::optim::Adam>(net_->parameters(), torch::optim::AdamOptions(o_.bcLr));
+  for (const auto& kv : net_->named_parameters()) {
+    if (kv.key().rfind("value_", 0) == 0) valueParams_.push_back(kv.value());
+  }
+  valueOpt_ = std::make_unique<torch::optim::Adam>(valueParams_, torch::optim::AdamOptions(o_.valueWarmupLr));
   char buf[256];
   std::snprintf(buf, sizeof buf, "[setup] %zu graphs (%zu zoo), %zu platforms, %zu evaluation cells, %d threads",
                 tasks_.size(), o_.models.size(), platforms_.size(), evalCells_.size(), o_.threads);
@@ -167,7 +179,8 @@ Status Trainer::setup() {
   return Status::ok();
 }
 
-Losses Trainer::step(const Samples& mb, const std::vector<float>& w, bool ppo) {
+Losses Trainer::step(const Samples& mb, const std::vector<float>& w, Fit fit) {
+  bool ppo = fit == Fit::kPpo;
   std::vector<const Observation*> obs;
   std::vector<int64_t> chosen;
   for (const Sample* s : mb) obs.push_back(&s->obs);
@@ -200,18 +213,27 @@ Losses Trainer::step(const Samples& mb, const std::vector<float>& w, bool ppo) {
     policyLoss = -targetLogProb(out, b, graph, row);
   }
   double entropyCoef = ppo ? o_.entropyCoef : 0.0;
-  torch::Tensor loss = (weights * (policyLoss + o_.valueCoef * valueLoss - entropyCoef * entropy)).mean();
+  torch::Tensor loss = fit == Fit::kValue
+                           ? (weights * valueLoss).mean()
+                           : (weights * (policyLoss + o_.valueCoef * valueLoss - entropyCoef * entropy)).mean();
   opt_->zero_grad();
+  valueOpt_->zero_grad();
   loss.backward();
-  torch::nn::utils::clip_grad_norm_(net_->parameters(), 1.0);
-  opt_->step();
+  if (fit == Fit::kValue) {
+    // The value head alone moves: the policy it sits on is left as it is.
+    torch::nn::utils::clip_grad_norm_(valueParams_, 1.0);
+    valueOpt_->step();
+  } else {
+    torch::nn::utils::clip_grad_norm_(net_->parameters(), 1.0);
+    opt_->step();
+  }
   l.loss = loss.item<double>();
   l.entropy = entropy.mean().item<double>();
   l.accuracy = accuracyOf(out, b, mb);
   return l;
 }
 
-Losses Trainer::runEpoch(Samples pool, int minibatch, bool ppo) {
+Losses Trainer::runEpoch(Samples pool, int minibatch, Fit fit) {
   std::shuffle(pool.begin(), pool.end(), rng_);
   std::vector<float> weights = platformWeights(pool, platforms_.size());
   Losses total;
@@ -220,7 +242,7 @@ Losses Trainer::runEpoch(Samples pool, int minibatch, bool ppo) {
     Samples mb(pool.begin() + static_cast<std::ptrdiff_t>(at), pool.begin() + static_cast<std::ptrdiff_t>(end));
     std::vector<float> w(weights.begin() + static_cast<std::ptrdiff_t>(at),
                          weights.begin() + static_cast<std::ptrdiff_t>(end));
-    total.add(step(mb, w, ppo));
+    total.add(step(mb, w, fit));
   }
   return total.mean();
 }
@@ -230,6 +252,15 @@ Status Trainer::collectExperts(std::vector<Episode>& out) {
   for (size_t t = 0; t < tasks_.size(); ++t) {
     for (size_t p = 0; p < platforms_.size(); ++p) cells.push_back({static_cast<int>(t), static_cast<int>(p)});
   }
+  // Every expert rollout is an episode on a training platform: under
+  // --episodes (few-shot fine-tuning) they share the cap with PPO's.
+  if (o_.maxEpisodes > 0 && cells.size() > static_cast<size_t>(o_.maxEpisodes)) {
+    return invalidArgument(
+        "--episodes " + std::to_string(o_.maxEpisodes) + " is fewer than the " + std::to_string(cells.size()) +
+        " expert rollouts imitation needs (one per graph and " +
+        "platform): raise it, train on fewer graphs (--synthetic 0, --models) or add --no-imitation");
+  }
+  report_.episodesDone += static_cast<int>(cells.size());
   out.assign(cells.size(), Episode{});
   CAGR_RETURN_IF_ERROR(parallelFor(cells.size(), o_.threads, [&](size_t i) -> Status {
     const Cell& c = cells[i];
@@ -253,19 +284,39 @@ Status Trainer::collectExperts(std::vector<Episode>& out) {
   return Status::ok();
 }
 
+void Trainer::warmValueHead(const Samples& pool, const char* what) {
+  Losses l;
+  for (int e = 0; e < o_.valueWarmup; ++e) l = runEpoch(pool, o_.ppoMinibatch, Fit::kValue);
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "[value warm-up] %d epochs on %zu decisions' %s: value loss %.4f | %.1f s",
+                o_.valueWarmup, pool.size(), what, l.loss, seconds());
+  line(buf);
+}
+
 Status Trainer::imitation() {
+  // Fine-tuning starts from a policy: its score is the one to beat.
+  if (!o_.init.empty()) CAGR_RETURN_IF_ERROR(evaluate("initial weights"));
   std::vector<Episode> experts;
   CAGR_RETURN_IF_ERROR(collectExperts(experts));
+  if (o_.valueWarmup > 0) {
+    Samples all;
+    for (const Episode& e : experts) {
+      for (const Sample& x : e.samples) all.push_back(&x);
+    }
+    warmValueHead(all, "expert returns");
+  }
   setLr(o_.bcLr);
   for (int epoch = 0; epoch < o_.bcEpochs && !outOfTime(); ++epoch) {
-    int allowed = std::max(allowedStage(static_cast<double>(epoch) / o_.bcEpochs, o_.curriculum), lowestStage());
+    // A fine-tuned policy has been through the curriculum.
+    bool curriculum = o_.curriculum && o_.init.empty();
+    int allowed = std::max(allowedStage(static_cast<double>(epoch) / o_.bcEpochs, curriculum), lowestStage());
     Samples pool;
     for (const Episode& e : experts) {
       for (const Sample& s : e.samples) {
         if (s.stage <= allowed) pool.push_back(&s);
       }
     }
-    Losses l = runEpoch(pool, o_.bcMinibatch, false);
+    Losses l = runEpoch(pool, o_.bcMinibatch, Fit::kImitation);
     report_.bcEpochsDone = epoch + 1;
     report_.bcLoss.push_back(l.loss);
     report_.bcAccuracy.push_back(l.accuracy);
@@ -323,8 +374,15 @@ Status Trainer::rollouts(int allowed, std::vector<Episode>& out) {
 }
 
 Status Trainer::reinforce() {
+  if (!o_.init.empty() && o_.imitation) {
+    // Fine-tuning: Adam's second moments from imitation's large gradients
+    // would shrink PPO's few steps to nothing (clip fraction 0), so PPO
+    // starts with a fresh optimizer.
+    opt_ = std::make_unique<torch::optim::Adam>(net_->parameters(), torch::optim::AdamOptions(o_.lr));
+  }
   setLr(o_.lr);
-  // Fine-tuning starts from a policy: its score is the one to beat.
+  // Fine-tuning starts from a policy: its score is the one to beat (with
+  // imitation, evaluated before it).
   if (!o_.init.empty() && !o_.imitation) CAGR_RETURN_IF_ERROR(evaluate("initial weights"));
   auto episodesLeft = [&] { return o_.maxEpisodes <= 0 || report_.episodesDone < o_.maxEpisodes; };
   for (int u = 0; u < o_.updates && !outOfTime() && episodesLeft(); ++u) {
@@ -354,7 +412,7 @@ Status Trainer::reinforce() {
       const_cast<Sample*>(s)->advantage = static_cast<float>((s->advantage - m) / (std::sqrt(sq) + 1e-8));
     }
     Losses l;
-    for (int e = 0; e < o_.ppoEpochs; ++e) l = runEpoch(samples, o_.ppoMinibatch, true);
+    for (int e = 0; e < o_.ppoEpochs; ++e) l = runEpoch(samples, o_.ppoMinibatch, Fit::kPpo);
     report_.updatesDone = u + 1;
     std::string plat;
     for (size_t p = 0; p < platforms_.size(); ++p) {

@@ -26,13 +26,21 @@ struct TrainOptions {
   int syntheticPerStage = 8;  // synthetic curriculum graphs per stage
   bool imitation = true, curriculum = true;
   int bcEpochs = 24;
-  int bcMinibatch = 64;
-  double bcLr = 2e-3;
+  // Fine-tuning (--init) changes two defaults: imitation takes smaller
+  // steps (a starting policy's confident, wrong choices on a new platform
+  // give large first gradients, and at 1e-3 and above they killed the
+  // network in 1 of 5 seeds; bench/rl/README.md).
+  int bcMinibatch = 0;          // 0: 64, or 16 when fine-tuning
+  double bcLr = 0;              // 0: 2e-3, or 5e-4 when fine-tuning
   int updates = 150;            // PPO updates
   int episodesPerPlatform = 4;  // per update: the batch is balanced across platforms
-  int maxEpisodes = 0;          // PPO episodes in all (0: no cap); the update that reaches it is cut short
+  int maxEpisodes = 0;  // episodes in all, expert rollouts included (0: no cap); the update reaching it is cut short
   int ppoEpochs = 3, ppoMinibatch = 64;
   double lr = 3e-4, clip = 0.2, gamma = 1.0, lambda = 0.95, entropyCoef = 0.01, valueCoef = 0.5;
+  // Epochs fitting the value head alone on the expert's returns before
+  // imitation (an experiment: it did not help few-shot fine-tuning).
+  int valueWarmup = 0;
+  double valueWarmupLr = 1e-3;
   int evalEvery = 10;  // greedy evaluation (and checkpoint) every N updates
   double minutes = 0;  // wall-clock budget (0: none); a timed-out run is not byte-reproducible
   rl::ModelConfig model;
@@ -45,7 +53,7 @@ struct TrainReport {
   double bestEvalReturn = 0;  // mean greedy return on the zoo training cells (modelled)
   double expertReturn = 0;    // the expert's mean return on the same cells (0 without imitation)
   int updatesDone = 0, bcEpochsDone = 0;
-  int episodesDone = 0;                    // PPO episodes sampled
+  int episodesDone = 0;  // episodes run on the training platforms: expert rollouts (imitation) and PPO's
   std::vector<double> bcLoss, bcAccuracy;  // per imitation epoch
   std::string selected;                    // which evaluation the written policy comes from
 };

@@ -3,7 +3,7 @@
 // accuracy; checkpoints are written; expert replays reproduce the search
 // policy's return; the curriculum classifies graphs by stage; fine-tuning
 // starts from a policy's score; a mismatched --init file is a clear error;
-// and --episodes caps the PPO episodes.
+// --episodes caps the episodes, the expert's rollouts included.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -161,6 +161,38 @@ TEST(Trainer, FineTunesFromAPolicyAndRefusesAMismatch) {
   auto r = train(bad, log);
   ASSERT_FALSE(r.isOk());
   EXPECT_NE(r.status().message().find("--init " + dir + "/p.rlp"), std::string::npos) << r.status().message();
+  fs::remove_all(dir);
+}
+
+TEST(Trainer, FineTuningImitatesWithinTheEpisodeCap) {
+  std::string dir = tempDir("fewshot");
+  TrainOptions o = tiny(dir + "/p.rlp", 1);
+  o.bcEpochs = 1;
+  o.updates = 0;
+  std::ostringstream log;
+  ASSERT_TRUE(train(o, log).isOk()) << log.str();
+  // 6 graphs on one new platform: 6 expert rollouts, then PPO gets the 2
+  // episodes left of 8 (one an update).
+  TrainOptions f = tiny(dir + "/f.rlp", 2);
+  f.init = dir + "/p.rlp";
+  f.platforms = {"tpu-v4"};
+  f.updates = 10;
+  f.maxEpisodes = 8;
+  f.evalEvery = 100;
+  std::ostringstream flog;
+  auto ft = train(f, flog);
+  ASSERT_TRUE(ft.isOk()) << ft.status().message();
+  EXPECT_EQ(ft->episodesDone, 8) << flog.str();
+  EXPECT_EQ(ft->updatesDone, 2) << flog.str();
+  EXPECT_EQ(ft->bcEpochsDone, 3) << flog.str();
+  std::string text = flog.str();
+  EXPECT_LT(text.find("[eval initial weights]"), text.find("[imitation]")) << text;
+  EXPECT_NE(text.find("[eval after imitation]"), std::string::npos) << text;
+  // A cap below the expert's rollouts is refused, naming the option.
+  f.maxEpisodes = 5;
+  auto r = train(f, flog);
+  ASSERT_FALSE(r.isOk());
+  EXPECT_NE(r.status().message().find("--episodes 5"), std::string::npos) << r.status().message();
   fs::remove_all(dir);
 }
 

@@ -24,8 +24,9 @@ void addOptions(CLI::App& app, train::TrainOptions& o, Args& a) {
   app.add_option("-o,--output", o.output, "policy file to write (.rlp): the best greedy-evaluated weights");
   app.add_option("--checkpoint-dir", o.checkpointDir, "write a checkpoint (.rlp) at every evaluation into this folder");
   app.add_option("--init,--finetune", o.init,
-                 "start from this policy's weights and hardware normalisation (.rlp); with --no-imitation and few "
-                 "--updates this fine-tunes to new platforms");
+                 "start from this policy's weights and hardware normalisation (.rlp); with --synthetic 0, few "
+                 "--updates and --episodes this fine-tunes to new platforms (imitating the expert there first, "
+                 "unless --no-imitation)");
   app.add_option("--repo", o.repoDir, "repository root holding zoo/ (default .)");
   app.add_option("--expert", o.expert, "search policy imitated before PPO (default beam:8)");
   app.add_option("--seed", o.seed, "seed of everything random (same seed, one thread: same file bytes)");
@@ -33,15 +34,21 @@ void addOptions(CLI::App& app, train::TrainOptions& o, Args& a) {
                  "threads for rollouts, expert runs and evaluation (default 2; LibTorch uses one)");
   app.add_option("--synthetic", o.syntheticPerStage, "synthetic curriculum graphs per stage (default 8)");
   app.add_option("--bc-epochs", o.bcEpochs, "behaviour-cloning epochs (default 24)");
-  app.add_option("--bc-lr", o.bcLr, "behaviour-cloning learning rate (default 2e-3)");
+  app.add_option("--bc-lr", o.bcLr, "behaviour-cloning learning rate (default 2e-3; 5e-4 with --finetune)");
+  app.add_option("--bc-minibatch", o.bcMinibatch,
+                 "decisions per behaviour-cloning step (default 64; 16 with --finetune)");
   app.add_option("--updates", o.updates, "PPO updates (default 150)");
   app.add_option("--episodes-per-platform", o.episodesPerPlatform, "episodes per platform in each update (default 4)");
   app.add_option("--episodes", o.maxEpisodes,
-                 "cap on the PPO episodes sampled in all (0: none; few-shot fine-tuning); the update that reaches it "
-                 "draws only what is left, platform by platform")
+                 "cap on the episodes run in all, the expert's rollouts (one per graph and platform) included "
+                 "(0: none; few-shot fine-tuning); the PPO update that reaches it draws only what is left, platform "
+                 "by platform")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--ppo-epochs", o.ppoEpochs, "passes over each update's batch (default 3)");
   app.add_option("--lr", o.lr, "PPO learning rate (default 3e-4)");
+  app.add_option("--value-warmup", o.valueWarmup,
+                 "epochs fitting the value head alone on the expert's returns before imitation (default 0)");
+  app.add_option("--value-warmup-lr", o.valueWarmupLr, "learning rate of the value warm-up (default 1e-3)");
   app.add_option("--clip", o.clip, "PPO clip range (default 0.2)");
   app.add_option("--entropy", o.entropyCoef, "entropy bonus (default 0.01)");
   app.add_option("--gamma", o.gamma, "discount (default 1)");
