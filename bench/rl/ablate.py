@@ -14,13 +14,17 @@ src/hw/profiles/) against none, greedy and beam:8 (run once, cached;
 random and exhaustive are skipped).
 
   python3 bench/rl/ablate.py [--cagr build-rl/cagr] [--updates 60] [--parallel 2 --threads 1]
-                             [--only a,b] [--stage train|eval|report|all] [--jobs 2]
+                             [--only a,b] [--stage train|eval|report|all] [--jobs 2] [--few-shot-from FILE]
+
+`--only few-shot,train-v100,with-tpu-v4` runs the few-shot stage alone (the {v100} starting policy, the in-platform
+reference and every fine-tuning whose starting policy is in --out; the others are skipped with a note).
 """
 import argparse
 import json
 import os
 import platform as host
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -32,6 +36,10 @@ import run as rleval  # noqa: E402  bench/rl/run.py: run_cell, gain, MODELS, PLA
 DEFAULT_PLATFORMS = "v100,a100,h100,h200,mi100,mi250x,tpu-v3,x86-64"
 SEARCH = ["none", "greedy", "beam:8"]
 TPU_V4 = "src/hw/profiles/tpu-v4.json"
+
+def seed_suffix(k):
+    return "" if k == 1 else f"-s{k}"
+
 
 # name -> (group, extra `cagr train` arguments, training platforms, what it changes)
 VARIANTS = {
@@ -48,15 +56,36 @@ VARIANTS = {
     "with-tpu-v4": ("left-out", ["--platforms", DEFAULT_PLATFORMS + ",tpu-v4"], DEFAULT_PLATFORMS + ",tpu-v4",
                     "default recipe + tpu-v4 (the in-platform policy)"),
 }
-# Few-shot fine-tuning to tpu-v4: <= 20 PPO episodes, no imitation (no expert search on the new platform).
-FINETUNE_ARGS = ["--platform", TPU_V4, "--no-imitation", "--synthetic", "0", "--updates", "5",
-                 "--episodes-per-platform", "4", "--episodes", "20"]
+# Few-shot fine-tuning to tpu-v4 within 20 episodes on it: first one beam(8) rollout per zoo training model there
+# (6, imitated: 24 epochs at --finetune's imitation defaults, lr 5e-4 in steps of 16 decisions; each rollout counts
+# as an episode), then PPO with the 14 left (`--episodes 20` caps both together).
+FINETUNE_ARGS = ["--platform", TPU_V4, "--synthetic", "0", "--updates", "5", "--episodes-per-platform", "4",
+                 "--episodes", "20"]
+# The earlier recipe, kept for comparison: 20 PPO episodes, no imitation.
+FINETUNE_PPO_ARGS = ["--platform", TPU_V4, "--no-imitation", "--synthetic", "0", "--updates", "5",
+                     "--episodes-per-platform", "4", "--episodes", "20"]
+FEW_SHOT_SEEDS = range(1, 6)
 FINETUNES = {"finetune-default": "policies/default.rlp", "finetune-baseline": "{out}/baseline.rlp",
-             "finetune-train-v100": "{out}/train-v100.rlp",
              "finetune-train-v100-mi100-tpu-v3": "{out}/train-v100-mi100-tpu-v3.rlp",
-             **{f"finetune-train-v100-s{k}": "{out}/train-v100.rlp" for k in range(2, 6)}}
-# The few-shot result depends on the seed of its 20 episodes: the same fine-tuning with seeds 2-5.
-FINETUNE_OVERRIDES = {f"finetune-train-v100-s{k}": ["--seed", str(k)] for k in range(2, 6)}
+             **{f"finetune-train-v100{seed_suffix(k)}": "{out}/train-v100.rlp" for k in FEW_SHOT_SEEDS},
+             **{f"finetune-ppo-train-v100{seed_suffix(k)}": "{out}/train-v100.rlp" for k in FEW_SHOT_SEEDS}}
+# The few-shot result depends on the seed of its episodes: the {v100} fine-tunings run with seeds 1-5.
+FINETUNE_OVERRIDES = {f"finetune{kind}-train-v100{seed_suffix(k)}": ["--seed", str(k)]
+                      for kind in ("", "-ppo") for k in FEW_SHOT_SEEDS if k != 1}
+# `--only few-shot`: every fine-tuning run.
+GROUPS = {"few-shot": list(FINETUNES)}
+EXTRA_START = "extra-start"  # --few-shot-from FILE is copied to {out}/extra-start.rlp
+
+
+def add_extra_start():
+    """Fine-tunings from --few-shot-from's policy, both recipes, seeds 1-5 (a starting point far from tpu-v4)."""
+    for kind in ("", "-ppo"):
+        for k in FEW_SHOT_SEEDS:
+            n = f"finetune{kind}-{EXTRA_START}{seed_suffix(k)}"
+            FINETUNES[n] = "{out}/" + EXTRA_START + ".rlp"
+            if k != 1:
+                FINETUNE_OVERRIDES[n] = ["--seed", str(k)]
+    GROUPS["few-shot"] = list(FINETUNES) + [EXTRA_START]
 
 
 def with_overrides(args, overrides):
@@ -70,8 +99,9 @@ def with_overrides(args, overrides):
 def train_cmd(a, name):
     if name in FINETUNES:
         init = FINETUNES[name].format(out=a.out)
+        args = FINETUNE_PPO_ARGS if name.startswith("finetune-ppo-") else FINETUNE_ARGS
         return with_overrides([a.cagr, "train", "--seed", str(a.seed), "--threads", str(a.threads), "--finetune", init] +
-                              FINETUNE_ARGS, FINETUNE_OVERRIDES.get(name, [])) + ["-o", f"{a.out}/{name}.rlp"]
+                              args, FINETUNE_OVERRIDES.get(name, [])) + ["-o", f"{a.out}/{name}.rlp"]
     return [a.cagr, "train", "--seed", str(a.seed), "--updates", str(a.updates), "--threads", str(a.threads)] + \
         VARIANTS[name][1] + ["-o", f"{a.out}/{name}.rlp"]
 
@@ -130,9 +160,7 @@ def evaluate(a, names):
             continue
         policy = "policies/default.rlp" if name == "default" else f"{a.out}/{name}.rlp"
         # Fine-tuned policies are for tpu-v4 only.
-        if name in FINETUNE_OVERRIDES:
-            continue  # judged by the greedy returns in its training log (see finetune_table)
-        cells = [c for c in all_cells(a) if name not in FINETUNES or c[1] == "tpu-v4"]
+        cells = [c for c in all_cells(a) if (name not in FINETUNES and name != EXTRA_START) or c[1] == "tpu-v4"]
         t0 = time.time()
         json.dump(eval_cells(a, policy, cells, ["rl"]), open(path, "w"), indent=1)
         print(f"evaluated {name} in {time.time() - t0:.0f} s", flush=True)
@@ -185,13 +213,45 @@ def stats(rows, pol="rl"):
             "pooled_gain_ms": sum(rleval.gain(r, pol) for r in rows)}
 
 
+def how_trained(n):
+    """The tpu-v4 table's 'tpu-v4 in training' column."""
+    fixed = {"with-tpu-v4": "yes (all updates)", "baseline": "no", "default": "no", "train-v100": "no",
+             "train-v100-mi100-tpu-v3": "no", EXTRA_START: "no (--few-shot-from)"}
+    if n in fixed:
+        return fixed[n]
+    init = os.path.basename(FINETUNES[n]).replace(".rlp", "")
+    seed = dict(zip(*[iter(FINETUNE_OVERRIDES.get(n, ["--seed", "1"]))] * 2))["--seed"]
+    how = "20 PPO episodes" if n.startswith("finetune-ppo-") else "6 beam(8) + 14 PPO episodes"
+    return f"{how}, from {init}, --seed {seed}"
+
+
+def few_shot_summary(ratios, js):
+    """Both few-shot recipes over seeds 1-5 from each starting policy: the worst and the mean share of the
+    in-platform gain."""
+    out = ["", "Few-shot over seeds " + ", ".join(str(k) for k in FEW_SHOT_SEEDS) +
+           " (share of the in-platform policy's tpu-v4 gain, modelled; goal >= 85%):", ""]
+    js["few_shot_seeds"] = {}
+    for start, what in (("train-v100", "the {v100} policy"), (EXTRA_START, "--few-shot-from's policy")):
+        for kind, label in (("", "6 beam(8) rollouts imitated + 14 PPO episodes (the documented recipe)"),
+                            ("-ppo", "20 PPO episodes, no imitation (the earlier recipe)")):
+            rs = [ratios.get(f"finetune{kind}-{start}{seed_suffix(k)}") for k in FEW_SHOT_SEEDS]
+            rs = [r for r in rs if r is not None]
+            if not rs:
+                continue
+            js["few_shot_seeds"][f"{start}: {label}"] = rs
+            out.append(f"- from {what}, {label}: worst {pct(min(rs))}, mean {pct(mean(rs))}, per seed " +
+                       " / ".join(pct(r) for r in rs) + f" (zero-shot: {pct(ratios.get(start, float('nan')))})")
+    return out
+
+
 def finetune_table(a, js):
     """Every fine-tuning run's greedy mean return on the 6 tpu-v4 training cells, before and after, from its log."""
     md = ["", "### Few-shot runs by their training logs", "",
           "The greedy policy's mean return (modelled reward, lambda_m 0.1, lambda_c 0.2) on the 6 zoo training "
-          "models on tpu-v4, as `cagr train` evaluates it before and after the 20 episodes; seeds 2-5 repeat the "
-          "{v100} fine-tuning with another --seed (only the seed changes).", "",
-          "| run | seed | before | after 20 episodes | kept |", "|---|---|---|---|---|"]
+          "models on tpu-v4, as `cagr train` evaluates it before fine-tuning, after imitation (where there is one) "
+          "and after the last PPO update; seeds 2-5 repeat the {v100} fine-tunings with another --seed (only the "
+          "seed changes).", "",
+          "| run | seed | before | after imitation | after 20 episodes | kept |", "|---|---|---|---|---|---|"]
     js["finetune_log_returns"] = {}
     for n in FINETUNES:
         path = f"{a.out}/{n}.log"
@@ -203,9 +263,11 @@ def finetune_table(a, js):
                 ret[l[6:l.index("]")]] = float(l.split("mean return ")[1].split()[0])
         seed = dict(zip(*[iter(FINETUNE_OVERRIDES.get(n, ["--seed", str(a.seed)]))] * 2))["--seed"]
         after = [v for k, v in ret.items() if k.startswith("after update")]
-        kept = "initial weights" if max(after, default=-1) <= ret.get("initial weights", 0) else "fine-tuned"
+        best = max([v for k, v in ret.items() if k != "initial weights"], default=-1)
+        kept = "initial weights" if best <= ret.get("initial weights", 0) else "fine-tuned"
         js["finetune_log_returns"][n] = ret
-        md.append(f"| {n} | {seed} | {ret.get('initial weights', float('nan')):.4f} | "
+        bc = f"{ret['after imitation']:.4f}" if "after imitation" in ret else "-"
+        md.append(f"| {n} | {seed} | {ret.get('initial weights', float('nan')):.4f} | {bc} | "
                   f"{after[-1] if after else float('nan'):.4f} | {kept} |")
     return md
 
@@ -254,7 +316,7 @@ def commands(a, names, metas):
 
 
 def report(a, metas):
-    rows = {n: rows_for(a, n) for n in ["default"] + list(VARIANTS) + list(FINETUNES)
+    rows = {n: rows_for(a, n) for n in ["default"] + list(VARIANTS) + list(FINETUNES) + [EXTRA_START]
             if os.path.exists(f"{a.out}/eval_{n}.json")}
     st = {n: stats(r) for n, r in rows.items()}
     ref = rows.get("baseline") or next(iter(rows.values()))
@@ -347,40 +409,41 @@ def report(a, metas):
                "Ratio = a policy's modelled latency reduction over none on tpu-v4, summed over the 8 zoo models, "
                "divided by the in-platform policy's, and the mean over the models of the same ratio per model; W/T/L "
                "counts models where the policy's plan is faster / equal / slower than the in-platform policy's. "
-               "Fine-tuning: `cagr train "
-               "--finetune POLICY --platform src/hw/profiles/tpu-v4.json --no-imitation --synthetic 0 --updates 5 "
-               "--episodes-per-platform 4 --episodes 20`: 20 PPO episodes on tpu-v4 (zoo training models), plus "
-               "the greedy evaluations that choose between the starting weights and the fine-tuned ones "
-               "(6 greedy episodes each, before and after); 'weights kept' says which the file holds (the starting "
-               "weights when no fine-tuned evaluation beats them).", "",
+               "Fine-tuning (`finetune-*`): `cagr train --finetune POLICY --platform src/hw/profiles/tpu-v4.json "
+               "--synthetic 0 --updates 5 --episodes-per-platform 4 --episodes 20`: 20 episodes on tpu-v4 (zoo "
+               "training models): one beam(8) rollout per model (6, each counted as an episode) imitated for 24 "
+               "epochs (lr 5e-4, 16 decisions a step: --finetune's defaults), then PPO with the 14 episodes left "
+               "(4 updates); `finetune-ppo-*`: the earlier recipe, the same command with --no-imitation (20 PPO "
+               "episodes, 5 updates of 4). Both add the greedy evaluations on the 6 models that choose between the "
+               "starting weights and the fine-tuned ones (not counted as episodes); 'weights kept' says which the "
+               "file holds (the starting weights when no fine-tuned evaluation beats them). `extra-start` is the "
+               "policy given by --few-shot-from, a starting point far from tpu-v4.", "",
                "| policy | tpu-v4 in training | gain ms (sum) | / in-platform gain | per-model mean | "
                "share of beam gain | vs in-platform W/T/L | weights kept |", "|---|---|---|---|---|---|---|---|"]
-        for n in ["with-tpu-v4", "baseline", "default", "finetune-baseline", "finetune-default", "train-v100",
-                  "finetune-train-v100", "train-v100-mi100-tpu-v3",
-                  "finetune-train-v100-mi100-tpu-v3"]:
+        ratios = {}
+        for n in ["with-tpu-v4", "baseline", "default", "finetune-baseline", "finetune-default", "train-v100"] + \
+                [n for n in FINETUNES if "train-v100" in n and "tpu-v3" not in n] + \
+                ["train-v100-mi100-tpu-v3", "finetune-train-v100-mi100-tpu-v3", EXTRA_START] + \
+                [n for n in FINETUNES if EXTRA_START in n]:
             if n not in rows:
                 continue
             rs = [r for r in rows[n] if r["platform"] == "tpu-v4"]
             g = sum(rleval.gain(r, "rl") for r in rs)
+            ratios[n] = g / g_in if g_in > 0 else float("nan")
             per = mean(rleval.gain(r, "rl") / rleval.gain(inplat[r["model"]], "rl")
                        for r in rs if rleval.gain(inplat[r["model"]], "rl") > 0)
             w, t, l = wtl([dict(r, ref=inplat[r["model"]]["rl"]) for r in rs], "rl", "ref")
-            how = {"with-tpu-v4": "yes (all updates)", "baseline": "no", "default": "no",
-                   "finetune-baseline": "20 episodes, from baseline", "finetune-default": "20 episodes, from default.rlp",
-                   "train-v100": "no", "finetune-train-v100": "20 episodes, from train-v100",
-                   **{f"finetune-train-v100-s{k}": f"20 episodes, from train-v100, --seed {k}" for k in range(2, 6)},
-                   "train-v100-mi100-tpu-v3": "no",
-                   "finetune-train-v100-mi100-tpu-v3": "20 episodes, from train-v100-mi100-tpu-v3"}[n]
             sel = metas.get(n, {}).get("selected", "")
             sel = sel[sel.rfind("(") + 1:-1] if sel.endswith(")") else "-"
-            md.append(f"| {n} | {how} | {g:.4f} | {pct(g / g_in) if g_in > 0 else 'n/a'} | {pct(per)} | "
+            md.append(f"| {n} | {how_trained(n)} | {g:.4f} | {pct(ratios[n])} | {pct(per)} | "
                       f"{pct(mean(share(r) for r in rs))} | {w} / {t} / {l} | {sel} |")
+        md += few_shot_summary(ratios, js)
         js["tpu_v4_in_platform_gain_ms"] = g_in
         md += finetune_table(a, js)
     with open(a.md_generalization, "w") as f:
         f.write("\n".join(md) + "\n")
     with open(a.json_generalization, "w") as f:
-        json.dump(slim(js, gen + [n for n in FINETUNES if n in rows]), f, indent=1)
+        json.dump(slim(js, gen + [n for n in list(FINETUNES) + [EXTRA_START] if n in rows]), f, indent=1)
     print("\n".join(md))
 
 
@@ -405,13 +468,19 @@ def main():
     ap.add_argument("--json-ablations", default="bench/results/rl_ablations.json")
     ap.add_argument("--md-generalization", default="bench/results/rl_generalization.md")
     ap.add_argument("--json-generalization", default="bench/results/rl_generalization.json")
+    ap.add_argument("--few-shot-from", help="also fine-tune from this policy (copied to OUT/extra-start.rlp), both "
+                    "recipes, seeds 1-5: a starting point far from tpu-v4")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    names = a.only.split(",") if a.only else list(VARIANTS) + list(FINETUNES)
+    if a.few_shot_from or os.path.exists(f"{a.out}/{EXTRA_START}.rlp"):
+        if a.few_shot_from and not os.path.exists(f"{a.out}/{EXTRA_START}.rlp"):
+            shutil.copyfile(a.few_shot_from, f"{a.out}/{EXTRA_START}.rlp")
+        add_extra_start()
+    names = [n for g in a.only.split(",") for n in GROUPS.get(g, [g])] if a.only else list(VARIANTS) + list(FINETUNES)
     for n in names:
-        if n not in VARIANTS and n not in FINETUNES and n != "default":
+        if n not in VARIANTS and n not in FINETUNES and n not in ("default", EXTRA_START):
             sys.exit(f"unknown variant '{n}' (known: {', '.join(list(VARIANTS) + list(FINETUNES))}, default)")
-    trained = [n for n in names if n != "default"]
+    trained = [n for n in names if n not in ("default", EXTRA_START)]
     if a.stage in ("train", "all"):
         # Fine-tuning from the baseline needs the baseline first.
         first = [n for n in trained if n not in FINETUNES]
@@ -419,9 +488,13 @@ def main():
             list(ex.map(lambda n: train_one(a, n), first))
         for n in trained:
             if n in FINETUNES:
+                init = FINETUNES[n].format(out=a.out)
+                if not os.path.exists(init):
+                    print(f"skipping {n}: its starting policy {init} is not there (train it first)", flush=True)
+                    continue
                 train_one(a, n)
     if a.stage in ("eval", "all"):
-        evaluate(a, ["default"] + [n for n in trained if os.path.exists(f"{a.out}/{n}.rlp")])
+        evaluate(a, ["default"] + [n for n in trained + [EXTRA_START] if os.path.exists(f"{a.out}/{n}.rlp")])
     if a.stage in ("report", "all"):
         metas = {n: json.load(open(f"{a.out}/{n}.train.json")) for n in list(VARIANTS) + list(FINETUNES)
                  if os.path.exists(f"{a.out}/{n}.train.json")}
