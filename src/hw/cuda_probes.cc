@@ -405,48 +405,33 @@ StatusOr<HardwareProfile> mergeCudaProbes(HardwareProfile p, const CudaProbes& p
   };
   for (const auto& [key, pts] : byEntry) place(probeEntry(pts, how));
   const LaunchFloor& f = probes.floor;
-  if (f.graphPerKernelS > 0) {
-    KernelEfficiency g;
-    g.kernel = kGraphStepKernel;
-    g.shapeClass = kGraphStepClass;
-    g.overheadS = f.graphPerKernelS;
-    g.bytesPerS = p.dramBandwidth();  // the schema wants a rate; the floor entries are read for overhead_s only
-    g.samples = 2;
-    g.source = fmt("measured on %s: per-kernel floor inside a CUDA graph replay of CAGR's own generated kernels: "
-                   "(median replay of %d tiny relu kernels %.2f us - one-kernel graph %.2f us) / %d; the cost model "
-                   "charges it per kernel of a plan instead of launch_latency_s (the CUDA backend replays plans "
-                   "as graphs); bytes_per_s: the base profile's device-memory bandwidth (not used)",
-                   probes.device.c_str(), f.chainKernels,
-                   (f.graphOneKernelS + f.graphPerKernelS * (f.chainKernels - 1)) * 1e6, f.graphOneKernelS * 1e6,
-                   f.chainKernels - 1);
-    place(g);
-  }
-  if (f.graphOneKernelS > 0) {
-    KernelEfficiency r;
-    r.kernel = kGraphStepKernel;
-    r.shapeClass = kGraphReplayClass;
-    r.overheadS = f.graphOneKernelS;
-    r.bytesPerS = p.dramBandwidth();
-    r.samples = 1;
-    r.source = fmt("measured on %s: median replay of a one-kernel CUDA graph of one tiny generated kernel (graph "
-                   "launch included); the cost model charges it less one per-kernel floor once per plan; bytes_per_s: "
-                   "the base profile's device-memory bandwidth (not used)",
-                   probes.device.c_str());
-    place(r);
-  }
-  if (f.singleStepS > 0) {
-    KernelEfficiency s;
-    s.kernel = kGraphStepKernel;
-    s.shapeClass = kSingleStepClass;
-    s.overheadS = f.singleStepS;
-    s.bytesPerS = p.dramBandwidth();
-    s.samples = 1;
-    s.source = fmt("measured on %s: median CUDA-event time of one tiny generated kernel issued alone (no graph), "
-                   "over the %d steps of the chain; what `cagr bench --breakdown` times per kernel; bytes_per_s: the base "
-                   "profile's device-memory bandwidth (not used)",
-                   probes.device.c_str(), f.chainKernels);
-    place(s);
-  }
+  // The floor entries are read for overhead_s only; bytes_per_s is there
+  // because the schema wants a rate.
+  auto floorEntry = [&](const char* cls, double seconds, int samples, const std::string& what) {
+    if (!(seconds > 0)) return;
+    KernelEfficiency e;
+    e.kernel = kGraphStepKernel;
+    e.shapeClass = cls;
+    e.overheadS = seconds;
+    e.bytesPerS = p.dramBandwidth();
+    e.samples = samples;
+    e.source = "measured on " + probes.device + ": " + what +
+               "; bytes_per_s: the base profile's device-memory bandwidth (not used)";
+    place(std::move(e));
+  };
+  floorEntry(kGraphStepClass, f.graphPerKernelS, 2,
+             fmt("per-kernel floor inside a CUDA graph replay of CAGR's own generated kernels: (median replay of %d "
+                 "tiny relu kernels %.2f us - one-kernel graph %.2f us) / %d; the cost model charges it per kernel of "
+                 "a plan instead of launch_latency_s (the CUDA backend replays plans as graphs)",
+                 f.chainKernels, (f.graphOneKernelS + f.graphPerKernelS * (f.chainKernels - 1)) * 1e6,
+                 f.graphOneKernelS * 1e6, f.chainKernels - 1));
+  floorEntry(kGraphReplayClass, f.graphOneKernelS, 1,
+             "median replay of a one-kernel CUDA graph of one tiny generated kernel (graph launch included); the "
+             "cost model charges it less one per-kernel floor once per plan");
+  floorEntry(kSingleStepClass, f.singleStepS, 1,
+             fmt("median CUDA-event time of one tiny generated kernel issued alone (no graph), over the %d steps of "
+                 "the chain; what `cagr bench --breakdown` times per kernel",
+                 f.chainKernels));
   p.provenance = "measured";
   p.notes += fmt("%sbackend probes (cagr profile --target cuda, measured on %s): %zu entries of CAGR's own CUDA "
                  "kernels (nvrtc.*) and the CUDA-graph per-kernel floor %.2f us (single step %.2f us)",
