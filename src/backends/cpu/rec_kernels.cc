@@ -67,7 +67,7 @@ int64_t paddedFields(int64_t fields) {
 }  // namespace
 
 int64_t interactionScratchFloats(int64_t fields, int64_t dim) {
-  return dim * paddedFields(fields);
+  return std::max(dim * paddedFields(fields), interactionLanesScratchFloats(fields, dim, /*self=*/true));
 }
 
 // Row offset of dot row i in the DLRM order (i * (i - 1) / 2, or i * (i + 1) / 2 with self).
@@ -79,6 +79,7 @@ inline int64_t rowStart(int64_t i, bool self) {
 CAGR_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns"))) void interactionRows(
     const float* x, int64_t count, int64_t ldx, int64_t fields, int64_t dim, bool self, float* out, int64_t ldOut,
     float* scratch) {
+  if (interactionRowsLanes(x, count, ldx, fields, dim, self, out, ldOut, scratch)) return;
   // xt [D, Fp] (zero padded): the dots of kRows rows i with a block of
   // kLanes columns j accumulate in kRows independent registers over d.
   const int64_t fp = paddedFields(fields);

@@ -15,6 +15,13 @@ void interactionRows(const float* x, int64_t count, int64_t ldx, int64_t fields,
 
 int64_t interactionScratchFloats(int64_t fields, int64_t dim);
 
+/// interactionRows with 16 samples in the lanes of AVX-512 registers
+/// (rec_interaction_lanes.cc); false, doing nothing, on a machine without
+/// AVX-512. `scratch` holds interactionLanesScratchFloats(F, D, self) floats.
+bool interactionRowsLanes(const float* x, int64_t count, int64_t ldx, int64_t fields, int64_t dim, bool self,
+                          float* out, int64_t ldOut, float* scratch);
+int64_t interactionLanesScratchFloats(int64_t fields, int64_t dim, bool self);
+
 /// Number of interaction outputs per sample.
 inline int64_t interactionWidth(int64_t fields, bool self) {
   return fields * (fields + (self ? 1 : -1)) / 2;
