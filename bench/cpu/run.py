@@ -293,6 +293,12 @@ def cagr_options(cagr):
     return p.stdout
 
 
+def cagr_hw_args(a, cmd):
+    """CAGR plans for the measured host profile (issue 5, item 3) unless the
+    command names another."""
+    return ["--hw", a.hw] if a.hw and os.path.exists(a.hw) and "--hw" not in cmd else []
+
+
 def run_cagr(a, onnx_path, npz, batch):
     """`cagr bench` under this process's eye: max RSS from RUSAGE_CHILDREN, with
     `cagr --help` (binary and libraries loaded, no model) as the baseline."""
@@ -311,6 +317,7 @@ def run_cagr(a, onnx_path, npz, batch):
     cmd += [x for k, v in extra.items() if k in helptext for x in (k, v)]
     if a.cagr_args:
         cmd += shlex.split(a.cagr_args)
+    cmd += cagr_hw_args(a, cmd)
     res["command"] = " ".join(shlex.quote(c) for c in cmd)
     code = ("import json,resource,subprocess,sys\n"
             "subprocess.run([sys.argv[1],'--help'],capture_output=True)\n"
@@ -357,6 +364,7 @@ def run_cagr(a, onnx_path, npz, batch):
     if a.breakdown and "--breakdown" in helptext:
         bd = [a.cagr, "bench", onnx_path, "--target", "cpu", "--batch", str(batch), "--threads", str(a.threads),
               "--json", "--inputs", npz, "--seconds", "0.2", "--runs", "20"] + shlex.split(a.cagr_args or "")
+        bd += cagr_hw_args(a, bd)
         res["breakdown"] = cagr_breakdown(bd, env, a.timeout, lambda: pin(a.threads))
     return res
 
@@ -732,7 +740,8 @@ def main():
     ap.add_argument("--out-dir", default=None, help="default bench/results (--quick: /tmp/cagr_cpu_side_by_side)")
     ap.add_argument("--cagr", default=os.path.join(ROOT, "build", "cagr"))
     ap.add_argument("--cagr-args", default="", help="extra arguments for `cagr bench`")
-    ap.add_argument("--hw", default=os.path.join(ROOT, "bench", "results", "hw", "host-cpu.json"))
+    ap.add_argument("--hw", default=os.path.join(ROOT, "bench", "results", "hw", "host-cpu.json"),
+                    help="measured host profile: CAGR plans for it (passed to `cagr bench`) and the roofline uses it")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per engine process")
     ap.add_argument("--no-breakdown", dest="breakdown", action="store_false",
                     help="skip the per-kernel breakdown of CAGR's plan (one more `cagr bench --breakdown` run)")

@@ -12,6 +12,7 @@ import contextlib
 import copy
 import gc
 import math
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -115,15 +116,25 @@ def _hand(case):
     return hand.build(case.model, case.zoo, dtype).to(case.device)
 
 
+def torchscript_fuser():
+    """CAGR_TS_FUSER=off turns TorchScript's TensorExpr fuser off (the profiling
+    executor still specializes the graph); anything else keeps the default."""
+    off = os.environ.get("CAGR_TS_FUSER", "") == "off"
+    torch._C._jit_set_texpr_fuser_enabled(not off)
+    return "TensorExpr fuser off (CAGR_TS_FUSER=off)" if off else None
+
+
 def build_torchscript(case):
     m = _fresh(case)
+    fuser = torchscript_fuser()
     with torch.no_grad(), autocast(case):
         ts = torch.jit.freeze(torch.jit.trace(m, case.args, check_trace=False).eval())
-    info = {}
+    info = {"note": fuser} if fuser else {}
     if case.precision == "bf16":
         has_bf16 = "BFloat16" in str(ts.graph)
-        info["note"] = ("traced under autocast: casts recorded, weights frozen as bf16 constants" if has_bf16
-                        else "traced under autocast but the graph has no bf16 tensor: runs in fp32")
+        cast = ("traced under autocast: casts recorded, weights frozen as bf16 constants" if has_bf16
+                else "traced under autocast but the graph has no bf16 tensor: runs in fp32")
+        info["note"] = f"{fuser}; {cast}" if fuser else cast
     return _caller(ts, case, amp=False), info
 
 
