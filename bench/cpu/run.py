@@ -27,6 +27,7 @@ import math
 import os
 import resource
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,8 @@ LABELS = {"cagr": "CAGR (optimized plan)", "cagr_unopt": "CAGR (unoptimized plan
           "tvm": "TVM"}
 SMALL_ROWS = 1000  # the zoo's ONNX files are the 'small' size: every table capped at 1000 rows
 CHECK_TOL = 1e-4
+# With --rounds, engines slower than this many times the fastest in round 1 are not repeated.
+ROUND_SLACK = 3.0
 THREAD_VARS = ["OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TVM_NUM_THREADS"]
 
 
@@ -299,7 +302,7 @@ def cagr_hw_args(a, cmd):
     return ["--hw", a.hw] if a.hw and os.path.exists(a.hw) and "--hw" not in cmd else []
 
 
-def run_cagr(a, onnx_path, npz, batch):
+def run_cagr(a, onnx_path, npz, batch, breakdown=True):
     """`cagr bench` under this process's eye: max RSS from RUSAGE_CHILDREN, with
     `cagr --help` (binary and libraries loaded, no model) as the baseline."""
     res = {"engine": "cagr", "ok": False}
@@ -361,7 +364,7 @@ def run_cagr(a, onnx_path, npz, batch):
     res["check"] = "n/a" if d is None else ("ok" if d <= CHECK_TOL else "MISMATCH")
     res["check_what"] = "optimized vs unoptimized plan (cagr bench)"
     res["ok"] = True
-    if a.breakdown and "--breakdown" in helptext:
+    if breakdown and a.breakdown and "--breakdown" in helptext:
         bd = [a.cagr, "bench", onnx_path, "--target", "cpu", "--batch", str(batch), "--threads", str(a.threads),
               "--json", "--inputs", npz, "--seconds", "0.2", "--runs", "20"] + shlex.split(a.cagr_args or "")
         bd += cagr_hw_args(a, bd)
@@ -503,6 +506,8 @@ def engine_note(r):
         parts.append(r["frontend"])
     if r.get("note"):
         parts.append(r["note"])
+    if r.get("round_ms"):
+        parts.append("round medians " + ", ".join(f"{x:.3f}" for x in r["round_ms"]) + " ms")
     return "; ".join(parts)
 
 
@@ -535,7 +540,11 @@ def write_md(res, path):
          "ONNX initializers as weights (PyTorch engines), fp32",
          f"- timing (measured): {res['warmup']} warm-up runs, then until {res['seconds']} s and {res['min_runs']} "
          f"runs (or {res['max_seconds']} s and 3 runs; warm-up cut after half that); median and spread = "
-         "(p90 - p10) / median",
+         "(p90 - p10) / median" + (
+             f"; {res['rounds']} rounds: the engines run in turn {res['rounds']} times per model x batch (each in "
+             f"a fresh process), median = median of the round medians, spread = the first round's, runs = all "
+             f"rounds'; engines over {ROUND_SLACK:g}x the fastest in round 1 run once"
+             if res.get("rounds", 1) > 1 else ""),
          "- peak MB (measured): max RSS of the engine's process (resource.getrusage) minus the same before the "
          "model is loaded (after imports and inputs); for CAGR, max RSS of `cagr bench` minus that of "
          "`cagr --help`, and it includes both the unoptimized and the optimized plan; peak MB includes any "
@@ -652,23 +661,61 @@ def mismatch_problem(model, batch, r):
             f"(max abs err {r['max_abs_err_vs_ort']:.1e} > {CHECK_TOL})")
 
 
+def measure_engine(a, e, model, onnx_path, npz, batch, tmp, ref, first):
+    if e == "cagr":
+        return run_cagr(a, onnx_path, npz, batch, breakdown=first)
+    return spawn_engine(a, e, model, onnx_path, npz, batch, tmp, None if e == "ort" else ref,
+                        ref if e == "ort" and first else None)
+
+
+def combine_rounds(rs):
+    """One row from an engine's rounds: the median of the round medians (the
+    same for the unoptimized plan), the largest peak, the first round's
+    check, notes and breakdown; `round_ms` keeps every round's median."""
+    ok = [r for r in rs if r.get("ok")]
+    if len(rs) == 1 or not ok:
+        return rs[0]
+    out = dict(ok[0])
+    out["round_ms"] = [r["median_ms"] for r in ok]
+    out["median_ms"] = statistics.median(out["round_ms"])
+    out["runs"] = sum(r.get("runs") or 0 for r in ok)
+    base = [float(r["baseline_latency_ms"]) for r in ok if r.get("baseline_latency_ms")]
+    if base:
+        out["baseline_latency_ms"] = statistics.median(base)
+    for k in ("peak_mb", "run_mb"):
+        vals = [r[k] for r in ok if r.get(k) is not None]
+        if vals:
+            out[k] = max(vals)
+    return out
+
+
 def run_case(a, model, batch, engines, hw, tmp, problems):
-    """Every engine on one model x batch, ONNX Runtime first (its output is the reference)."""
+    """Every engine on one model x batch, ONNX Runtime first (its output is the
+    reference); with --rounds R the engines run in turn R times (interleaved,
+    so a slow spell of the host falls on every engine alike), except those
+    more than ROUND_SLACK x slower than the fastest in round 1, which cannot
+    be the best peer."""
     onnx_path = os.path.join(ZOO, "onnx", f"{model}.{a.exporter}.onnx")
     npz, gen_cmd = gen_inputs(model, batch, a, tmp)
     case = {"model": model, "batch": batch, "onnx": os.path.relpath(onnx_path, ROOT), "inputs_command": gen_cmd,
-            "roofline": roofline(a, onnx_path, batch, hw), "engines": []}
+            "roofline": roofline(a, onnx_path, batch, hw), "engines": [], "rounds": a.rounds}
     ref = os.path.join(tmp, f"{model}.b{batch}.ref.npz")
-    for e in sorted(engines, key=lambda e: e != "ort"):
-        log(f"{model} b{batch} {e} ...")
-        if e == "cagr":
-            r = run_cagr(a, onnx_path, npz, batch)
-        else:
-            r = spawn_engine(a, e, model, onnx_path, npz, batch, tmp,
-                             None if e == "ort" else ref, ref if e == "ort" else None)
+    order = sorted(engines, key=lambda e: e != "ort")
+    results = {e: [] for e in order}
+    for rnd in range(a.rounds):
+        if rnd == 1:
+            fastest = min((r[0]["median_ms"] for r in results.values() if r[0].get("ok")), default=None)
+            order = [e for e in order if results[e][0].get("ok") and fastest is not None
+                     and results[e][0]["median_ms"] <= ROUND_SLACK * fastest]
+        for e in order:
+            log(f"{model} b{batch} {e}" + (f" (round {rnd + 1}/{a.rounds})" if a.rounds > 1 else "") + " ...")
+            r = measure_engine(a, e, model, onnx_path, npz, batch, tmp, ref, rnd == 0)
+            results[e].append(r)
+            log(f"  {e}: " + (f"{r['median_ms']:.3f} ms, spread {fmt(r.get('spread_pct'), '.1f')}%, "
+                              f"check {check_cell(r)}" if r.get("ok") else f"FAILED {r.get('error')}"))
+    for e, rs in results.items():
+        r = combine_rounds(rs)
         case["engines"].append(r)
-        log(f"  {e}: " + (f"{r['median_ms']:.3f} ms, spread {fmt(r.get('spread_pct'), '.1f')}%, "
-                          f"check {check_cell(r)}" if r.get("ok") else f"FAILED {r.get('error')}"))
         if r.get("check") == "MISMATCH":
             problems.append(mismatch_problem(model, batch, r))
         elif not r.get("ok"):
@@ -700,7 +747,7 @@ def parent_main(a):
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "host": host, "versions": versions(), "threads": a.threads, "seed": a.seed, "pooling": a.pooling,
            "exporter": a.exporter, "warmup": a.warmup, "seconds": a.seconds, "min_runs": a.min_runs,
-           "max_seconds": a.max_seconds, "quick": a.quick, "models": models, "batches": batches,
+           "max_seconds": a.max_seconds, "rounds": a.rounds, "quick": a.quick, "models": models, "batches": batches,
            "engines": engines, "hw_profile": hw, "load_start": "%.2f %.2f %.2f" % os.getloadavg(),
            "cases": [], "problems": problems}
     with tempfile.TemporaryDirectory(prefix="cagr_cpu_bench_") as tmp:
@@ -729,6 +776,9 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="batch 256 only, few runs, output to /tmp/cagr_cpu_side_by_side (smoke test)")
     ap.add_argument("--seconds", type=float, default=None, help="min timing seconds per engine (default 2)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time the engines in turn this many times per model x batch and report the median of "
+                         f"the round medians (engines over {ROUND_SLACK:g}x the fastest run once; default 1)")
     ap.add_argument("--min-runs", type=int, default=None, help="min timed runs per engine (default 50)")
     ap.add_argument("--max-seconds", type=float, default=None,
                     help="stop after this long once 3 runs are in (default 30)")
