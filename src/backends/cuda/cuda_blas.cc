@@ -48,7 +48,7 @@ Status makeLayout(cublasLtMatrixLayout_t* l, int64_t rows, int64_t cols, int64_t
       where);
 }
 
-// What the heuristic's answer depends on (its workspace limit is kWorkspaceLimit).
+// What the heuristic's answer depends on (with its workspace limit, appended by the caller).
 std::string algoKey(const LibraryGemm& p, const ColumnMajorGemm& c) {
   std::string k;
   for (int64_t x :
@@ -146,7 +146,8 @@ PreparedGemm::~PreparedGemm() {
 }
 
 StatusOr<std::unique_ptr<PreparedGemm>> PreparedGemm::create(BlasContext& ctx, const LibraryGemm& p,
-                                                             const ColumnMajorGemm& c, const std::string& where) {
+                                                             const ColumnMajorGemm& c, const std::string& where,
+                                                             size_t limit) {
   std::unique_ptr<PreparedGemm> g(new PreparedGemm());
   g->ctx_ = &ctx;
   g->library_ = p.library;
@@ -162,14 +163,16 @@ StatusOr<std::unique_ptr<PreparedGemm>> PreparedGemm::create(BlasContext& ctx, c
       if (x > INT_MAX) return unsupported(where + ": a dimension beyond cuBLAS's 32-bit range");
     }
   }
-  Status lt = g->prepareLt(ctx, p, c);
+  Status lt = g->prepareLt(ctx, p, c, limit);
   if (p.library == GemmLibrary::kCublasLt) {
     CAGR_RETURN_IF_ERROR(lt);
     return g;
   }
   // cuBLAS cannot be asked what it needs: what cuBLASLt chooses for the
-  // same product (its descriptors are built only for that), at least kCublasMinWorkspace.
-  g->workspaceBytes_ = std::max(lt.isOk() ? g->workspaceBytes_ : 0, kCublasMinWorkspace);
+  // same product (its descriptors are built only for that), at least
+  // kCublasMinWorkspace, or the limit when that is less (down to 16 KiB).
+  g->workspaceBytes_ =
+      std::max(lt.isOk() ? g->workspaceBytes_ : 0, std::clamp(limit, kCublasLeastWorkspace, kCublasMinWorkspace));
   return g;
 }
 
@@ -185,7 +188,7 @@ Status PreparedGemm::bind(const GemmBuffers& buf, void* workspace) {
   return Status::ok();
 }
 
-Status PreparedGemm::prepareLt(BlasContext& ctx, const LibraryGemm& p, const ColumnMajorGemm& c) {
+Status PreparedGemm::prepareLt(BlasContext& ctx, const LibraryGemm& p, const ColumnMajorGemm& c, size_t limit) {
   const std::string& w = where_;
   CAGR_RETURN_IF_ERROR(
       checkBlas(cublasLtMatmulDescCreate(&desc_, compute_, CUDA_R_32F), w + ": cublasLtMatmulDescCreate"));
@@ -197,11 +200,11 @@ Status PreparedGemm::prepareLt(BlasContext& ctx, const LibraryGemm& p, const Col
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutB_, c.transB ? c.n : c.k, c.transB ? c.k : c.n, c.ldb, c.batch, c.strideB, w));
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutC_, c.m, c.n, c.ldd, c.batch, c.strideD, w));
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutD_, c.m, c.n, c.ldd, c.batch, c.strideD, w));
-  std::string key = algoKey(p, c);
+  std::string key = algoKey(p, c) + std::to_string(limit);
   auto cached = ctx.algos().find(key);
   if (cached == ctx.algos().end()) {
     CAGR_ASSIGN_OR_RETURN(std::vector<cublasLtMatmulHeuristicResult_t> results,
-                          heuristicResults(ctx.lt(), desc_, layoutA_, layoutB_, layoutC_, layoutD_, kWorkspaceLimit,
+                          heuristicResults(ctx.lt(), desc_, layoutA_, layoutB_, layoutC_, layoutD_, limit,
                                            kHeuristicResults, w));
     const bool small = c.m * c.n * std::max<int64_t>(c.batch, 1) <= kSmallGemmOutputs;
     const int pick = pickAlgo(algoOptions(results), small);

@@ -35,6 +35,8 @@ constexpr size_t kWorkspaceLimit = size_t{32} << 20;
 /// (16 KiB avoids its allocation failures; less than NVIDIA's 4 MiB
 /// recommendation before Hopper may cost it speed).
 constexpr size_t kCublasMinWorkspace = size_t{4} << 20;
+/// Below this cuBLAS calls fail to allocate.
+constexpr size_t kCublasLeastWorkspace = size_t{16} << 10;
 /// Heuristic results asked for per call (in the heuristic's order).
 constexpr int kHeuristicResults = 8;
 /// A GEMM with at most this many output elements (m * n * batch) is small:
@@ -104,8 +106,11 @@ class PreparedGemm {
  public:
   /// Descriptors and algorithm (no device pointers yet); `where` names the
   /// step in errors ("step 3 'fc1' (Gemm)").
+  /// `limit`: the most workspace the call may use (kWorkspaceLimit, or 0 for
+  /// workspace-free cuBLASLt algorithms and the least cuBLAS accepts).
   static StatusOr<std::unique_ptr<PreparedGemm>> create(BlasContext& ctx, const LibraryGemm& p,
-                                                        const ColumnMajorGemm& c, const std::string& where);
+                                                        const ColumnMajorGemm& c, const std::string& where,
+                                                        size_t limit = kWorkspaceLimit);
   ~PreparedGemm();
   PreparedGemm(const PreparedGemm&) = delete;
   PreparedGemm& operator=(const PreparedGemm&) = delete;
@@ -120,7 +125,7 @@ class PreparedGemm {
 
  private:
   PreparedGemm() = default;
-  Status prepareLt(BlasContext& ctx, const LibraryGemm& p, const ColumnMajorGemm& c);
+  Status prepareLt(BlasContext& ctx, const LibraryGemm& p, const ColumnMajorGemm& c, size_t limit);
 
   BlasContext* ctx_ = nullptr;
   GemmLibrary library_ = GemmLibrary::kCublasLt;

@@ -108,11 +108,12 @@ std::string CudaExecutable::stepWhere(size_t s) const {
   return "step " + std::to_string(s) + " (" + st.name + ", " + nodeWhere(g_, st.nodes.front()) + ")";
 }
 
-StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::makeBatch(const SymbolBindings& b) {
+StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::makeBatch(const SymbolBindings& b,
+                                                                           size_t gemmWorkspace) {
   auto bt = std::make_unique<Batch>();
   bt->bindings = b;
   CAGR_ASSIGN_OR_RETURN(bt->plan, arenaShapes(g_, prog_, b));
-  CAGR_RETURN_IF_ERROR(chooseGemms(*bt));
+  CAGR_RETURN_IF_ERROR(chooseGemms(*bt, gemmWorkspace));
   // Each library call's workspace is scratch of its step in the arena: it
   // shares bytes with buffers and calls it cannot overlap in time.
   std::vector<size_t> workspace(prog_.steps.size(), 0);
@@ -143,7 +144,7 @@ StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::makeBatch(const
   return bt;
 }
 
-Status CudaExecutable::chooseGemms(Batch& bt) {
+Status CudaExecutable::chooseGemms(Batch& bt, size_t gemmWorkspace) {
   bt.gemm.resize(prog_.steps.size());
   bt.shapes.assign(prog_.steps.size(), "");
   for (size_t s = 0; s < prog_.steps.size(); ++s) {
@@ -154,7 +155,7 @@ Status CudaExecutable::chooseGemms(Batch& bt) {
     CAGR_ASSIGN_OR_RETURN(cpu::GemmShape gs, gemmShape(p, shape(p.anchor.a), shape(p.anchor.b)));
     auto call = columnMajor(gs);
     if (!call.isOk()) return call.status().withContext(stepWhere(s));
-    CAGR_ASSIGN_OR_RETURN(bt.gemm[s], PreparedGemm::create(*blas_, p, *call, stepWhere(s)));
+    CAGR_ASSIGN_OR_RETURN(bt.gemm[s], PreparedGemm::create(*blas_, p, *call, stepWhere(s), gemmWorkspace));
     bt.shapes[s] = " " + gemmShapeText(gs, p.math);
   }
   return Status::ok();
@@ -245,7 +246,7 @@ StatusOr<CudaExecutable::Batch*> CudaExecutable::bind(const std::vector<std::pai
   CAGR_ASSIGN_OR_RETURN(SymbolBindings b, g_.bindSymbols(shapes));
   auto it = batches_.find(b.values);
   if (it == batches_.end()) {
-    CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Batch> bt, makeBatch(b));
+    CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Batch> bt, chooseBatch(b, given));
     it = batches_.emplace(b.values, std::move(bt)).first;
   }
   last_ = it->second.get();

@@ -22,6 +22,16 @@
 
 namespace cagr::cuda {
 
+/// chooseBatch: replays timed per variant (kWorkspaceChoiceRounds rounds of
+/// kWorkspaceChoiceReplays, interleaved), and how much slower (relative
+/// median) the workspace-free variant may be and still be kept for its
+/// smaller arena. Measured on the H200 (bench/cuda/README.md): without
+/// workspace DLRM's fp32 plan at batch 4096 replays in 136 us instead of 152
+/// and DeepFM's in 152 instead of 174, while DCN-v2's at 256 slows from 52 to 76.
+constexpr int kWorkspaceChoiceRounds = 3;
+constexpr int kWorkspaceChoiceReplays = 10;
+constexpr double kWorkspaceChoiceTolerance = 0.01;
+
 class CudaExecutable final : public Executable, public DeviceTimed {
  public:
   /// Uploads the weights, loads `module` (may be null when the program has
@@ -55,9 +65,14 @@ class CudaExecutable final : public Executable, public DeviceTimed {
 
   /// The batch state for these inputs' shapes (built on first use), inputs uploaded.
   StatusOr<Batch*> bind(const std::vector<std::pair<std::string, Tensor>>& inputs);
-  StatusOr<std::unique_ptr<Batch>> makeBatch(const SymbolBindings& b);
+  /// The batch state with library GEMMs limited to `gemmWorkspace` bytes of workspace each.
+  StatusOr<std::unique_ptr<Batch>> makeBatch(const SymbolBindings& b, size_t gemmWorkspace);
+  /// makeBatch with the heuristics' workspace limit, or with none when its
+  /// GEMMs use workspace and the workspace-free variant replays no slower
+  /// (within kWorkspaceChoiceTolerance; both timed on `given`, cuda_launch.cc).
+  StatusOr<std::unique_ptr<Batch>> chooseBatch(const SymbolBindings& b, const std::vector<Tensor>& given);
   /// The library calls' algorithms and workspace needs (before the arena is placed).
-  Status chooseGemms(Batch& bt);
+  Status chooseGemms(Batch& bt, size_t gemmWorkspace);
   Status prepareSteps(Batch& bt);
   Status prepareLaunch(Batch& bt, size_t step);
   Status prepareCin(Batch& bt, size_t step);  // a kCinGemm step (cuda_executable_cin.cc)
@@ -76,6 +91,8 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   Status enqueueStep(Batch& bt, size_t step);
   Status capture(Batch& bt);
   Status execute(Batch& bt);
+  /// Milliseconds of `replays` back-to-back graph replays of `bt` (captured first if needed).
+  StatusOr<std::vector<double>> replayTimes(Batch& bt, int replays);
 
   void* weightPtr(const WeightFormat& f) const;
   /// Device pointer step `s` reads `v` through (constants in the step's format).

@@ -2,8 +2,12 @@
 // their streams with events for cross-stream dependencies, the capture of
 // that into one CUDA graph per batch size (after a warm-up run that syncs
 // after each step, so lazy loading stays out of the capture and a faulting
-// kernel is named), its replay, and the event-timed measurements.
+// kernel is named), its replay, and the event-timed measurements -- among
+// them chooseBatch's, which keeps the faster of a batch size's two library
+// workspace variants (CAGR_CUDA_WORKSPACE_CHOICE=0: always the heuristics').
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "backends/cuda/cuda_executable_batch.h"
 
@@ -21,6 +25,14 @@ StatusOr<double> elapsedMs(const EventPtr& a, const EventPtr& b) {
   float ms = 0;
   CAGR_RETURN_IF_ERROR(checkCuda(cudaEventElapsedTime(&ms, a.get(), b.get()), "cudaEventElapsedTime"));
   return static_cast<double>(ms);
+}
+
+bool workspaceChoice() {
+  static const bool kOn = [] {
+    const char* v = std::getenv("CAGR_CUDA_WORKSPACE_CHOICE");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return kOn;
 }
 
 double median(std::vector<double> v) {
@@ -144,13 +156,12 @@ StatusOr<std::vector<KernelTiming>> CudaExecutable::profile(const std::vector<st
   return out;
 }
 
-StatusOr<ReplayTiming> CudaExecutable::timeReplays(const std::vector<std::pair<std::string, Tensor>>& inputs,
-                                                   int replays, int transfers) {
-  CAGR_RETURN_IF_ERROR(run(inputs).status());  // inputs on the device, graph captured
-  Batch& bt = *last_;
-  if (!bt.graph) return unsupported("CAGR_CUDA_SYNC=1 runs the plan without a CUDA graph: nothing to replay");
+StatusOr<std::vector<double>> CudaExecutable::replayTimes(Batch& bt, int replays) {
+  if (!bt.graph) {
+    CAGR_RETURN_IF_ERROR(execute(bt));
+    if (!bt.graph) return unsupported("CAGR_CUDA_SYNC=1 runs the plan without a CUDA graph: nothing to replay");
+  }
   cudaStream_t s0 = streams_[0].get();
-  ReplayTiming t;
   CAGR_ASSIGN_OR_RETURN(StepEvents ev, timingPairs(static_cast<size_t>(std::max(replays, 1))));
   for (auto& [a, b] : ev) {  // back to back: the GPU timeline, not the host's enqueue rate
     CAGR_RETURN_IF_ERROR(record(a, s0));
@@ -158,10 +169,41 @@ StatusOr<ReplayTiming> CudaExecutable::timeReplays(const std::vector<std::pair<s
     CAGR_RETURN_IF_ERROR(record(b, s0));
   }
   CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(s0), "timed replays"));
+  std::vector<double> out;
   for (auto& [a, b] : ev) {
     CAGR_ASSIGN_OR_RETURN(double ms, elapsedMs(a, b));
-    t.replayMs.push_back(ms);
+    out.push_back(ms);
   }
+  return out;
+}
+
+StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::chooseBatch(const SymbolBindings& b,
+                                                                             const std::vector<Tensor>& given) {
+  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Batch> first, makeBatch(b, kWorkspaceLimit));
+  if (syncEachStep_ || first->workspaceBytes == 0 || !workspaceChoice()) return first;
+  StatusOr<std::unique_ptr<Batch>> lean = makeBatch(b, 0);
+  if (!lean.isOk()) return first;  // some call has no workspace-free algorithm
+  // Interleaved, so a clock or L2 drift falls on both alike.
+  std::vector<double> a, z;
+  for (Batch* bt : {first.get(), lean->get()}) CAGR_RETURN_IF_ERROR(upload(*bt, given));
+  for (int round = 0; round < kWorkspaceChoiceRounds; ++round) {
+    for (auto [bt, out] : {std::pair{first.get(), &a}, std::pair{lean->get(), &z}}) {
+      CAGR_ASSIGN_OR_RETURN(std::vector<double> ms, replayTimes(*bt, kWorkspaceChoiceReplays));
+      out->insert(out->end(), ms.begin(), ms.end());
+    }
+  }
+  if (median(z) <= median(a) * (1.0 + kWorkspaceChoiceTolerance)) return std::move(*lean);
+  return first;
+}
+
+StatusOr<ReplayTiming> CudaExecutable::timeReplays(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                                   int replays, int transfers) {
+  CAGR_RETURN_IF_ERROR(run(inputs).status());  // inputs on the device, graph captured
+  Batch& bt = *last_;
+  if (!bt.graph) return unsupported("CAGR_CUDA_SYNC=1 runs the plan without a CUDA graph: nothing to replay");
+  cudaStream_t s0 = streams_[0].get();
+  ReplayTiming t;
+  CAGR_ASSIGN_OR_RETURN(t.replayMs, replayTimes(bt, replays));
   CAGR_ASSIGN_OR_RETURN(StepEvents io, timingPairs(3));
   std::vector<double> up, down;
   for (int i = 0; i < std::max(transfers, 1); ++i) {
