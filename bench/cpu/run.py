@@ -8,9 +8,14 @@ measured host profile).
   python3 bench/cpu/run.py                      # full: -> bench/results/cpu_side_by_side.{md,json,png}
   python3 bench/cpu/run.py --quick --models dlrm_criteo,deepfm   # smoke run -> /tmp/cagr_cpu_side_by_side/
   python3 bench/cpu/run.py --threads 4 --engines cagr,ort,eager --batches 256
+  python3 bench/cpu/run.py --hw bench/results/hw/host-cpu-xeon.json --rounds 3   # how the committed report was made
+
+CAGR plans for the --hw profile (measured with `cagr profile --target cpu`).
+On a shared VM single rounds move by 15-30 %: --rounds R interleaves the
+engines R times and reports the median of the round medians.
 
 Engines (each in its own subprocess, so max RSS is per engine):
-  cagr         build/cagr bench <onnx> --target cpu --batch N --threads T --json
+  cagr         build/cagr bench <onnx> --target cpu --batch N --threads T --json --hw PROFILE
   ort          ONNX Runtime, ORT_ENABLE_ALL, intra_op T, inter_op 1, sequential
   eager        PyTorch eager: the zoo/models.py module, weights from the ONNX initializers
   torchscript  torch.jit.trace + torch.jit.freeze
