@@ -134,19 +134,26 @@ TEST(Trainer, CurriculumStagesAndSchedule) {
   EXPECT_EQ(allowedStage(0.0, false), kStageInteractions);
 }
 
-TEST(Trainer, FineTunesFromAPolicyAndRefusesAMismatch) {
-  std::string dir = tempDir("init");
+// Trains dir/p.rlp (one imitation epoch, no PPO) and returns the options
+// that fine-tune from it on tpu-v4 into dir/f.rlp.
+TrainOptions fineTuningFromAStartingPolicy(const std::string& dir) {
   TrainOptions o = tiny(dir + "/p.rlp", 1);
   o.bcEpochs = 1;
   o.updates = 0;
   std::ostringstream log;
-  ASSERT_TRUE(train(o, log).isOk()) << log.str();
+  EXPECT_TRUE(train(o, log).isOk()) << log.str();
+  TrainOptions f = tiny(dir + "/f.rlp", 2);
+  f.init = o.output;
+  f.platforms = {"tpu-v4"};
+  return f;
+}
+
+TEST(Trainer, FineTunesFromAPolicyAndRefusesAMismatch) {
+  std::string dir = tempDir("init");
   // Fine-tuning: no imitation, a few PPO updates on one platform, starting
   // from p.rlp, whose own score is evaluated first and kept if nothing beats it.
-  TrainOptions f = tiny(dir + "/f.rlp", 2);
-  f.init = dir + "/p.rlp";
+  TrainOptions f = fineTuningFromAStartingPolicy(dir);
   f.imitation = false;
-  f.platforms = {"tpu-v4"};
   f.updates = 2;
   std::ostringstream flog;
   auto ft = train(f, flog);
@@ -158,6 +165,7 @@ TEST(Trainer, FineTunesFromAPolicyAndRefusesAMismatch) {
   TrainOptions bad = tiny(dir + "/q.rlp", 1);
   bad.init = dir + "/p.rlp";
   bad.model.hidden = 64;
+  std::ostringstream log;
   auto r = train(bad, log);
   ASSERT_FALSE(r.isOk());
   EXPECT_NE(r.status().message().find("--init " + dir + "/p.rlp"), std::string::npos) << r.status().message();
@@ -166,16 +174,9 @@ TEST(Trainer, FineTunesFromAPolicyAndRefusesAMismatch) {
 
 TEST(Trainer, FineTuningImitatesWithinTheEpisodeCap) {
   std::string dir = tempDir("fewshot");
-  TrainOptions o = tiny(dir + "/p.rlp", 1);
-  o.bcEpochs = 1;
-  o.updates = 0;
-  std::ostringstream log;
-  ASSERT_TRUE(train(o, log).isOk()) << log.str();
   // 6 graphs on one new platform: 6 expert rollouts, then PPO gets the 2
   // episodes left of 8 (one an update).
-  TrainOptions f = tiny(dir + "/f.rlp", 2);
-  f.init = dir + "/p.rlp";
-  f.platforms = {"tpu-v4"};
+  TrainOptions f = fineTuningFromAStartingPolicy(dir);
   f.updates = 10;
   f.maxEpisodes = 8;
   f.evalEvery = 100;
