@@ -194,6 +194,10 @@ Status shapeConcat(const Graph& g, const Node& n, std::vector<TensorType>& outs)
     if (s.sym != total.sym) return unsupported("concatenating symbolic and static sizes along the concat axis");
     total.coef += s.coef;
   }
+  int64_t pad = n.attrs.getInt("pad", 0);
+  if (pad < 0) return invalidArgument("pad " + std::to_string(pad) + " is negative");
+  if (pad > 0 && total.sym != 0) return unsupported("zero padding along a symbolic concat axis");
+  total.coef += pad;
   dims[static_cast<size_t>(*axis)] = total.toDim();
   outs = {TensorType{first.dtype, std::move(dims)}};
   return Status::ok();

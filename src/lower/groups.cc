@@ -140,6 +140,16 @@ StatusOr<GroupShape> classifyGroup(const Graph& g, const std::vector<NodeId>& me
     }
     return GroupShape{naturalPattern(n.op), members[0]};
   }
+  // A Concat's zeros (`pad`) are written by a concat kernel or a fused
+  // interaction / FM kernel (its output row), by no other fused kernel.
+  bool rec = std::any_of(members.begin(), members.end(), [&](NodeId m) {
+    return g.node(m).op == OpKind::kInteraction || g.node(m).op == OpKind::kFM;
+  });
+  for (NodeId m : members) {
+    if (!rec && g.node(m).op == OpKind::kConcat && g.node(m).attrs.getInt("pad", 0) != 0) {
+      return unsupported(where(g, m) + " pads with zeros: it runs as a kernel of its own or in an interaction");
+    }
+  }
   CAGR_RETURN_IF_ERROR(checkConnectedConvex(g, members));
   std::vector<NodeId> anchors;
   for (NodeId m : members) {

@@ -23,6 +23,7 @@
 #include "cagr/policy.h"
 #include "cpu_test_util.h"
 #include "ir/graph_queries.h"
+#include "lower/pad_gemm_dims.h"
 
 namespace cagr {
 namespace {
@@ -108,9 +109,14 @@ void compileAndCheck(const std::string& src, const std::vector<cuda::GeneratedKe
   for (const auto& k : kernels) EXPECT_NE(m->ptx.find(".entry " + k.entry + "("), std::string::npos) << k.entry;
 }
 
-// Lowers a plan the way the CUDA backend does and compiles its module.
-void lowerAndCompile(const Graph& plan, const std::string& what, size_t minKernels = 1) {
-  ASSERT_TRUE(verifyPlan(plan, h200()).isOk()) << what << ": " << verifyPlan(plan, h200()).message();
+// Lowers a plan the way the CUDA backend does (misaligned tensor-core
+// widths padded first) and compiles its module.
+void lowerAndCompile(const Graph& given, const std::string& what, size_t minKernels = 1) {
+  ASSERT_TRUE(verifyPlan(given, h200()).isOk()) << what << ": " << verifyPlan(given, h200()).message();
+  auto padded = padGemmDims(given, h200().hw.matrixUnit.alignElements);
+  ASSERT_TRUE(padded.isOk()) << what << ": " << padded.status().message();
+  const Graph& plan = *padded;
+  ASSERT_TRUE(verifyPlan(plan, h200()).isOk()) << what << " padded: " << verifyPlan(plan, h200()).message();
   auto p = cuda::lowerPlan(plan, h200());
   ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();
   ASSERT_GE(p->kernels.size(), minKernels) << what;
@@ -470,6 +476,52 @@ TEST(CudaCodegenPrecision, GeneratedGemmsWithEpiloguesCompile) {
   for (const auto& k : prog->kernels) gemms += k.name.rfind("nvrtc.gemm_small", 0) == 0 ? 1 : 0;
   EXPECT_EQ(gemms, 6);
   compileAndCheck(prog->moduleSource, prog->kernels, "dcnv2 gemm_small");
+}
+
+TEST(CudaCodegenPrecision, DcnV2TensorCoreWidthsArePaddedAndEltwiseIsVectorized) {
+  // Greedy for the H200 runs DCN-v2's cross GEMMs in bf16 on 429 features:
+  // the backend widens them to 432 (lower/pad_gemm_dims.h), so every
+  // cuBLASLt operand row is 16-byte aligned.
+  Graph g = optimized(rwtest::zoo("dcnv2"), "greedy");
+  std::vector<PaddedWidth> report;
+  auto padded = padGemmDims(g, h200().hw.matrixUnit.alignElements, &report);
+  ASSERT_TRUE(padded.isOk()) << padded.status().message();
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(report[0].from, 429);
+  EXPECT_EQ(report[0].to, 432);
+  EXPECT_GE(report[0].gemms, 5);  // three cross layers, the first DNN layer, the head
+  auto prog = cuda::lowerPlan(*padded, h200());
+  ASSERT_TRUE(prog.isOk()) << prog.status().message();
+  int gemms = 0;
+  for (const cuda::LibraryGemm& lg : prog->gemms) {
+    const auto& a = padded->type(lg.anchor.a).dims;
+    EXPECT_EQ(a.back() % 8, 0) << padded->value(lg.anchor.a).name;
+    gemms += a.back() == 432 ? 1 : 0;
+  }
+  EXPECT_EQ(gemms, 4);  // the three cross layers and the first DNN layer read x0 / x_l
+  auto m = cuda::compileModule(prog->moduleSource, options());
+  ASSERT_TRUE(m.isOk()) << m.status().message();
+  // The cross layers' x0 * y + x_l kernels load and store whole float4s.
+  EXPECT_NE(prog->moduleSource.find("cagr_ld4("), std::string::npos);
+  EXPECT_NE(m->ptx.find("ld.global.nc.v4.f32"), std::string::npos);
+  EXPECT_NE(m->ptx.find("st.global.v4.f32"), std::string::npos);
+}
+
+TEST(CudaCodegenPrecision, DlrmInteractionRowIsPaddedForTheTopMlp) {
+  // DLRM-Criteo's fused interaction writes [B, 16 + 351] for the first top
+  // layer (tensor cores in greedy's plan): padded to 368, the kernel writes
+  // the zero column with the row.
+  Graph g = optimized(rwtest::zoo("dlrm_criteo"), "greedy");
+  std::vector<PaddedWidth> report;
+  auto padded = padGemmDims(g, h200().hw.matrixUnit.alignElements, &report);
+  ASSERT_TRUE(padded.isOk()) << padded.status().message();
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(report[0].from, 367);
+  EXPECT_EQ(report[0].to, 368);
+  EXPECT_EQ(report[0].gemms, 1);
+  auto prog = cuda::lowerPlan(*padded, h200());
+  ASSERT_TRUE(prog.isOk()) << prog.status().message();
+  EXPECT_NE(prog->moduleSource.find("+ 367 + j] = 0.f;"), std::string::npos);
 }
 
 // ---- hand-built groups: the patterns the zoo plans do not reach ----

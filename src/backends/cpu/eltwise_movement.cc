@@ -93,6 +93,10 @@ Status concat(const Args& a) {
     if (!placed) pieces.push_back({const_cast<std::byte*>(a.in[k]), chunk, pos});  // only read
     pos += chunk;
   }
+  int64_t pitch = y.shape[axis] * inner, rows = ref::product(y.shape, 0, axis);
+  for (int64_t r = 0; pos < pitch && r < rows; ++r) {  // `pad` zeros after the last operand
+    std::memset(y.data + r * pitch + pos, 0, static_cast<size_t>(pitch - pos));
+  }
   if (pieces.empty()) return Status::ok();
   return movePieces(y.data, y.shape[axis] * inner, ref::product(y.shape, 0, axis), pieces, true,
                     threadsFor(y.numel(), a.threads));

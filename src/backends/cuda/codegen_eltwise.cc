@@ -1,6 +1,8 @@
 // Elementwise groups (Pattern::kEltwise, kernel nvrtc.eltwise, and the
 // epilogue members the runtime's cuBLASLt call cannot take): one
-// grid-stride loop over the largest output, every value computed in
+// grid-stride loop over the largest output (four elements per thread with
+// float4 loads and stores where no output broadcasts, then the last
+// count % 4 elements one by one), every value computed in
 // registers at the element's index (NumPy broadcasting as index arithmetic,
 // views as the identity on linear indices). Smaller outputs that broadcast
 // into it are written by the first element that maps to each of theirs;
@@ -63,6 +65,38 @@ std::vector<Loop> planLoops(const Graph& g, const std::vector<ValueId>& outputs)
   return loops;
 }
 
+
+// Four elements per thread over the first count / 4 * 4 elements of loop
+// `l` (no broadcast outputs): the f32 values it reads at the loop index
+// (`direct`, found by the scalar loop) as float4 loads, f32 outputs as
+// float4 stores (buffers start 16-byte aligned), everything else per element.
+StatusOr<std::string> vectorLoop(KernelBuilder& k, const Loop& l, const std::vector<ValueId>& direct) {
+  const Graph& g = k.g();
+  static const char* const kLane[] = {".x", ".y", ".z", ".w"};
+  std::string inner;
+  ValueEmitter e(k, inner, "    ");
+  auto at = [](int c) { return "(j * 4 + " + std::to_string(c) + ")"; };
+  for (ValueId u : direct) {
+    if (storageType(g, u) != "float") continue;
+    std::string q = k.fresh("q");
+    inner += "    const float4 " + q + " = cagr_ld4(" + k.in(u) + ", j);\n";
+    for (int c = 0; c < 4; ++c) e.bind(u, at(c), q + kLane[c]);
+  }
+  for (ValueId u : l.direct) {
+    std::string vars[4];
+    for (int c = 0; c < 4; ++c) {
+      CAGR_ASSIGN_OR_RETURN(vars[c], e.at(u, at(c)));
+    }
+    if (storageType(g, u) == "float") {
+      inner += "    cagr_st4(" + k.out(u) + ", j, make_float4(" + vars[0] + ", " + vars[1] + ", " + vars[2] + ", " +
+               vars[3] + "));\n";
+    } else {
+      for (int c = 0; c < 4; ++c) e.store(u, at(c), vars[c]);
+    }
+  }
+  return gridStride("j", "(" + k.size(l.shape) + ") / 4", inner);
+}
+
 }  // namespace
 
 StatusOr<GeneratedKernel> generateEltwise(const CodegenRequest& r, std::string& src) {
@@ -75,7 +109,9 @@ StatusOr<GeneratedKernel> generateEltwise(const CodegenRequest& r, std::string& 
   if (r.outputs.empty()) return unsupportedAt(g, r.members.front(), "the group writes nothing");
   KernelBuilder k(r, "eltwise", src);
   std::vector<Loop> loops = planLoops(g, r.outputs);
-  for (const Loop& l : loops) {
+  bool vector = loops[0].guarded.empty();
+  for (size_t li = 0; li < loops.size(); ++li) {
+    const Loop& l = loops[li];
     std::string inner;
     ValueEmitter e(k, inner, "    ");
     for (ValueId u : l.direct) {
@@ -88,10 +124,19 @@ StatusOr<GeneratedKernel> generateEltwise(const CodegenRequest& r, std::string& 
       inner += "    if (" + broadcastGuard(k, l.shape, "i", g.type(u).dims) + ") cagr_st(" + k.out(u) + ", " + idx +
                ", " + v + ");\n";
     }
-    k.body += gridStride("i", k.size(l.shape), inner);
+    if (li == 0 && vector) {
+      CAGR_ASSIGN_OR_RETURN(std::string quads, vectorLoop(k, l, e.loadedAt("i")));
+      k.body += quads;
+      k.body += "  for (long long i = (" + k.size(l.shape) + ") / 4 * 4 + (long long)blockIdx.x * blockDim.x + " +
+                "threadIdx.x; i < " + k.size(l.shape) + "; i += (long long)gridDim.x * blockDim.x) {\n" + inner +
+                "  }\n";
+    } else {
+      k.body += gridStride("i", k.size(l.shape), inner);
+    }
   }
   LaunchRule rule;
   rule.work = loops[0].shape;
+  rule.perBlock = vector ? 4 * 256 : 256;
   rule.maxBlocks = 4096;
   return k.finish(src, rule, "nvrtc.eltwise[" + opList(g, r.members) + "]");
 }

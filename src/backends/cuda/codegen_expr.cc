@@ -240,6 +240,14 @@ StatusOr<std::string> ValueEmitter::at(ValueId v, const std::string& idx) {
   return var;
 }
 
+std::vector<ValueId> ValueEmitter::loadedAt(const std::string& idx) const {
+  std::vector<ValueId> out;
+  for (const auto& [key, var] : memo_) {
+    if (key.second == idx && !k_.isMemberValue(key.first)) out.push_back(key.first);
+  }
+  return out;
+}
+
 void ValueEmitter::store(ValueId v, const std::string& idx, const std::string& var) {
   code_ += indent_ + "cagr_st(" + k_.out(v) + ", " + idx + ", " + var + ");\n";
 }

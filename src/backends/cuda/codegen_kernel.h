@@ -135,6 +135,8 @@ class ValueEmitter {
   void bind(ValueId v, const std::string& idx, const std::string& var) { memo_[{v, idx}] = var; }
   /// Emits a store of `var` into output `v` at `idx`.
   void store(ValueId v, const std::string& idx, const std::string& var);
+  /// The values from outside the group that at() has loaded at exactly `idx`.
+  std::vector<ValueId> loadedAt(const std::string& idx) const;
 
  private:
   KernelBuilder& k_;

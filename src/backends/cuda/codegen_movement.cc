@@ -135,6 +135,31 @@ StatusOr<std::string> gatherSource(KernelBuilder& k, NodeId id, const std::strin
   return s;
 }
 
+// A Concat's `pad` (ops.def; lower/pad_gemm_dims.h sets it): zeros in the
+// columns after the last operand.
+Status emitConcatZeroTail(KernelBuilder& k, NodeId id, std::string& code) {
+  const Graph& g = k.g();
+  const Node& n = g.node(id);
+  const auto& od = g.type(n.outputs[0]).dims;
+  auto axis = normAxis(n.attrs.getInt("axis", 0), static_cast<int64_t>(od.size()));
+  if (!axis) return unsupportedAt(g, id, "axis out of range");
+  size_t a = static_cast<size_t>(*axis);
+  int64_t used = 0;
+  for (ValueId u : n.inputs) {
+    Dim d = g.type(u).dims[a];
+    if (isSymbolic(d)) return Status::ok();  // a batch-axis concat is never padded
+    used += d;
+  }
+  if (isSymbolic(od[a]) || od[a] <= used) return Status::ok();
+  std::vector<Dim> tail = od;
+  tail[a] = od[a] - used;
+  std::string inner = k.size(od, a + 1), chunk = "(" + std::to_string(tail[a]) + "LL * " + inner + ")";
+  code += gridStride("i", k.size(tail), "    cagr_st(" + k.out(n.outputs[0]) + ", (i) / " + chunk + " * (" +
+                                            std::to_string(od[a]) + "LL * " + inner + ") + " + std::to_string(used) +
+                                            "LL * " + inner + " + (i) % " + chunk + ", 0.f);\n");
+  return Status::ok();
+}
+
 StatusOr<GeneratedKernel> generateMovement(const CodegenRequest& r, std::string& src) {
   const Graph& g = r.g;
   if (r.members.size() != 1) return unsupportedAt(g, r.members.front(), "data movement runs one node per kernel");
@@ -148,6 +173,7 @@ StatusOr<GeneratedKernel> generateMovement(const CodegenRequest& r, std::string&
   if (n.op == OpKind::kConcat) {
     for (size_t i = 0; i < n.inputs.size(); ++i)
       CAGR_RETURN_IF_ERROR(emitConcatCopy(k, id, i, k.out(n.outputs[0]), k.body));
+    CAGR_RETURN_IF_ERROR(emitConcatZeroTail(k, id, k.body));
     rule.work = g.type(n.outputs[0]).dims;
     return k.finish(src, rule, name);
   }

@@ -23,6 +23,9 @@ __device__ __forceinline__ float cagr_ld(const __nv_bfloat16* p, long long i) { 
 template <typename T, typename V> __device__ __forceinline__ void cagr_st(T* p, long long i, V v) { p[i] = (T)v; }
 __device__ __forceinline__ void cagr_st(__half* p, long long i, float v) { p[i] = __float2half_rn(v); }
 __device__ __forceinline__ void cagr_st(__nv_bfloat16* p, long long i, float v) { p[i] = __float2bfloat16_rn(v); }
+// Float4 j of a 16-byte aligned f32 buffer (elements 4j .. 4j+3).
+__device__ __forceinline__ float4 cagr_ld4(const float* p, long long j) { return __ldg(reinterpret_cast<const float4*>(p) + j); }
+__device__ __forceinline__ void cagr_st4(float* p, long long j, float4 v) { reinterpret_cast<float4*>(p)[j] = v; }
 
 template <typename T> __device__ __forceinline__ T cagr_max(T a, T b) { return (a > b || a != a) ? a : b; }
 template <typename T> __device__ __forceinline__ T cagr_min(T a, T b) { return (a < b || a != a) ? a : b; }

@@ -17,10 +17,10 @@ namespace cagr::cuda::gen {
 namespace {
 
 // A piece of one sample's flattened row: `len` elements starting at column
-// `col` of an external value's row, of a lookup's row (table, sub-row) or of
-// the interaction / FM result.
+// `col` of an external value's row, of a lookup's row (table, sub-row), of
+// the interaction / FM result, or zeros (a Concat's `pad`).
 struct Segment {
-  enum Kind { kExternal, kLookup, kRec } kind = kExternal;
+  enum Kind { kExternal, kLookup, kRec, kZero } kind = kExternal;
   ValueId value = kNoValue;  // kExternal
   NodeId node = -1;          // kLookup / kRec
   int table = 0;
@@ -109,6 +109,10 @@ class RowBuilder {
         Row piece = sliceRow(ir, o * chunk, chunk);
         r.insert(r.end(), piece.begin(), piece.end());
       }
+    }
+    if (int64_t pad = n.attrs.getInt("pad", 0); pad > 0) {
+      if (outer->coef != 1) return unsupportedAt(g, p, "pads a concat of several rows per sample");
+      r.push_back(Segment{Segment::kZero, kNoValue, -1, 0, 0, 0, pad});
     }
     return r;
   }
@@ -341,7 +345,9 @@ StatusOr<std::string> emitWrite(KernelBuilder& k, const RecPlan& p, RowBuilder& 
   int64_t pos = 0;
   for (const Segment& s : row) {
     std::string src;
-    if (s.kind == Segment::kRec) {
+    if (s.kind == Segment::kZero) {
+      src = "0.f";
+    } else if (s.kind == Segment::kRec) {
       src = "ys[" + std::to_string(s.col) + " + j]";
     } else if (s.kind == Segment::kExternal) {
       src = "cagr_ld(" + k.in(s.value) + ", b * " + std::to_string(*rb.width(s.value)) + "LL + " +

@@ -2,7 +2,8 @@
 // against the H200 target's contract) into library GEMM steps and
 // generated kernels (cuda_program.h), compiles the generated kernels as one
 // NVRTC module for this GPU's architecture (cached by content hash), and
-// hands them to a CudaExecutable. Without a GPU or driver it reports itself
+// hands them to a CudaExecutable. Misaligned feature widths of tensor-core
+// GEMMs are padded first (lower/pad_gemm_dims.h). Without a GPU or driver it reports itself
 // unavailable and compile() fails saying why.
 #include <chrono>
 
@@ -10,6 +11,7 @@
 #include "backends/cuda/cuda_executable.h"
 #include "backends/cuda/cuda_program.h"
 #include "backends/cuda/cuda_timing.h"
+#include "lower/pad_gemm_dims.h"
 
 namespace cagr::cuda {
 namespace {
@@ -43,10 +45,13 @@ class CudaBackend : public ExecutionBackend {
     const DeviceInfo& dev = deviceInfo();
     if (!dev.available) return unsupported("no CUDA device: " + dev.reason);
     auto t0 = std::chrono::steady_clock::now();
-    auto plan = std::make_shared<const Graph>(given);
     static const StatusOr<Target> cuda = resolveTarget("cuda");
     if (!cuda.isOk()) return cuda.status();
-    CAGR_RETURN_IF_ERROR(verifyPlan(*plan, *cuda).withContext("cuda backend: the plan is not a valid cuda plan"));
+    CAGR_RETURN_IF_ERROR(verifyPlan(given, *cuda).withContext("cuda backend: the plan is not a valid cuda plan"));
+    // Tensor-core GEMMs over misaligned feature widths get padded tensors
+    // (lower/pad_gemm_dims.h); the executable runs that graph.
+    CAGR_ASSIGN_OR_RETURN(Graph padded, padGemmDims(given, cuda->hw.matrixUnit.alignElements));
+    auto plan = std::make_shared<const Graph>(std::move(padded));
     CAGR_ASSIGN_OR_RETURN(Program program, lowerPlan(*plan, *cuda));
     CompileStats stats;
     stats.lowerSeconds = secondsSince(t0);

@@ -50,6 +50,11 @@ CAGR_REF_KERNEL(Concat) {
     copyRows(t->rawData(), chunk, out[0].rawData() + pos, outPitch, outer, chunk);
     pos += chunk;
   }
+  // An output wider than its operands (a width padded for matrix units,
+  // lower/pad_gemm_dims.h): zeros after the last operand.
+  for (int64_t r = 0; pos < outPitch && r < outer; ++r) {
+    std::memset(out[0].rawData() + r * outPitch + pos, 0, static_cast<size_t>(outPitch - pos));
+  }
   return Status::ok();
 }
 
