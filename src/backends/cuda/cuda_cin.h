@@ -82,8 +82,13 @@ struct CinGemm {
 /// 4096): 32 MiB chunks left each GEMM too few CTAs for 132 SMs (layers of
 /// 16x4400 -> 200 in 19 chunks: 1.05 ms each, 0.60 ms in 3 chunks of 256
 /// MiB); larger budgets gain little more (bf16 1.76 -> 1.65 ms end to end)
-/// but push peak memory past PyTorch eager's (709 MB bf16).
+/// but push peak memory past PyTorch eager's (709 MB bf16). That is the
+/// budget for 2-byte Z (bf16 / f16 math). Z of f32 / tf32 math is twice as
+/// wide and eager's peak too (1264 MB fp32): there 1 GiB chunks (2 per
+/// layer at batch 4096) measured 6.85 ms end to end against 7.78 ms with
+/// 256 MiB (5 chunks), peak 743 MB (H200, xDeepFM fp32, batch 4096).
 constexpr size_t kCinChunkBudget = size_t{256} << 20;
+constexpr size_t kCinChunkBudgetF32 = size_t{1} << 30;
 /// Pipelined (lanes > 1): the share of the L2 all lanes' chunks may use together.
 constexpr double kCinL2Share = 0.75;
 /// cuBLASLt workspace of each lane when pipelined (lane GEMMs run at once, so

@@ -40,13 +40,13 @@ int cinLanes() {
   return static_cast<int>(std::clamp<long>(n, 1, 8));
 }
 
-size_t cinChunkBudget(int lanes, size_t l2Bytes) {
+size_t cinChunkBudget(int lanes, size_t l2Bytes, size_t elementBytes) {
   const char* env = std::getenv("CAGR_CIN_CHUNK_KB");
   if (env != nullptr) {
     long kb = std::strtol(env, nullptr, 10);
     if (kb > 0) return static_cast<size_t>(kb) << 10;
   }
-  if (lanes <= 1) return kCinChunkBudget;
+  if (lanes <= 1) return elementBytes >= 4 ? kCinChunkBudgetF32 : kCinChunkBudget;
   auto share = static_cast<size_t>(static_cast<double>(l2Bytes) * kCinL2Share / lanes);
   return std::max(share, size_t{1} << 20);
 }
@@ -78,7 +78,7 @@ StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, con
     l2 = 50 << 20;
   }
   p->lanes_ = batch > 0 ? cinLanes() : 1;
-  const size_t budget = cinChunkBudget(p->lanes_, static_cast<size_t>(l2));
+  const size_t budget = cinChunkBudget(p->lanes_, static_cast<size_t>(l2), c.elementBytes);
   p->rows_ = c.chunkRows(batch, budget);
   const int64_t chunks = (std::max<int64_t>(batch, 1) + p->rows_ - 1) / p->rows_;
   p->lanes_ = static_cast<int>(std::min<int64_t>(p->lanes_, chunks));

@@ -28,10 +28,11 @@ namespace cagr::cuda {
 /// else kCinDefaultLanes.
 int cinLanes();
 /// Chunk budget in bytes for `lanes` lanes on a GPU with `l2Bytes` of L2:
-/// $CAGR_CIN_CHUNK_KB KiB when set (> 0); else kCinChunkBudget without a
-/// pipeline, and with one each lane's share of kCinL2Share of the L2 (at
+/// $CAGR_CIN_CHUNK_KB KiB when set (> 0); else, without a pipeline,
+/// kCinChunkBudget for Z elements of `elementBytes` 2 and kCinChunkBudgetF32
+/// for 4, and with one each lane's share of kCinL2Share of the L2 (at
 /// least 1 MiB), so the Z a lane's kernel writes is read back from L2.
-size_t cinChunkBudget(int lanes, size_t l2Bytes);
+size_t cinChunkBudget(int lanes, size_t l2Bytes, size_t elementBytes);
 /// Without a pipeline unless $CAGR_CIN_PIPELINE asks for one: big chunks
 /// are what the H200 measured fastest so far (see kCinChunkBudget); lanes of
 /// L2-sized chunks are the alternative to time (CAGR_CIN_PIPELINE=2 / 4).
