@@ -40,7 +40,7 @@ import time
 
 from breakdown import cagr_breakdown
 from hostinfo import host_info, host_profile, same_cpu, versions
-from report import CHECK_TOL, ENGINES, ROUND_SLACK, SMALL_ROWS, check_cell, fmt, write_md, write_png
+from cpu_report import CHECK_TOL, ENGINES, ROUND_SLACK, SMALL_ROWS, check_cell, fmt, write_md, write_png
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
