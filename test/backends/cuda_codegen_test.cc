@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "../rewrite/rewrite_test_util.h"
 #include "backends/cuda/codegen.h"
@@ -478,31 +479,46 @@ TEST(CudaCodegenPrecision, GeneratedGemmsWithEpiloguesCompile) {
   compileAndCheck(prog->moduleSource, prog->kernels, "dcnv2 gemm_small");
 }
 
+// Greedy's H200 plan of `model`, padded as the CUDA backend pads it, with
+// the one width it padded (from -> to) and its lowered program.
+struct PaddedPlan {
+  Graph g;
+  cuda::Program prog;
+};
+
+std::optional<PaddedPlan> paddedGreedy(const std::string& model, int64_t from, int64_t to) {
+  std::vector<PaddedWidth> report;
+  auto padded = padGemmDims(optimized(rwtest::zoo(model), "greedy"), h200().hw.matrixUnit.alignElements, &report);
+  EXPECT_TRUE(padded.isOk()) << model << ": " << padded.status().message();
+  if (!padded.isOk() || report.size() != 1u) {
+    ADD_FAILURE() << model << ": " << report.size() << " widths padded, expected one";
+    return std::nullopt;
+  }
+  EXPECT_EQ(report[0].from, from) << model;
+  EXPECT_EQ(report[0].to, to) << model;
+  auto prog = cuda::lowerPlan(*padded, h200());
+  EXPECT_TRUE(prog.isOk()) << model << ": " << prog.status().message();
+  if (!prog.isOk()) return std::nullopt;
+  return PaddedPlan{std::move(*padded), std::move(*prog)};
+}
+
 TEST(CudaCodegenPrecision, DcnV2TensorCoreWidthsArePaddedAndEltwiseIsVectorized) {
   // Greedy for the H200 runs DCN-v2's cross GEMMs in bf16 on 429 features:
   // the backend widens them to 432 (lower/pad_gemm_dims.h), so every
   // cuBLASLt operand row is 16-byte aligned.
-  Graph g = optimized(rwtest::zoo("dcnv2"), "greedy");
-  std::vector<PaddedWidth> report;
-  auto padded = padGemmDims(g, h200().hw.matrixUnit.alignElements, &report);
-  ASSERT_TRUE(padded.isOk()) << padded.status().message();
-  ASSERT_EQ(report.size(), 1u);
-  EXPECT_EQ(report[0].from, 429);
-  EXPECT_EQ(report[0].to, 432);
-  EXPECT_GE(report[0].gemms, 5);  // three cross layers, the first DNN layer, the head
-  auto prog = cuda::lowerPlan(*padded, h200());
-  ASSERT_TRUE(prog.isOk()) << prog.status().message();
+  auto p = paddedGreedy("dcnv2", 429, 432);
+  ASSERT_TRUE(p.has_value());
   int gemms = 0;
-  for (const cuda::LibraryGemm& lg : prog->gemms) {
-    const auto& a = padded->type(lg.anchor.a).dims;
-    EXPECT_EQ(a.back() % 8, 0) << padded->value(lg.anchor.a).name;
+  for (const cuda::LibraryGemm& lg : p->prog.gemms) {
+    const auto& a = p->g.type(lg.anchor.a).dims;
+    EXPECT_EQ(a.back() % 8, 0) << p->g.value(lg.anchor.a).name;
     gemms += a.back() == 432 ? 1 : 0;
   }
   EXPECT_EQ(gemms, 4);  // the three cross layers and the first DNN layer read x0 / x_l
-  auto m = cuda::compileModule(prog->moduleSource, options());
+  auto m = cuda::compileModule(p->prog.moduleSource, options());
   ASSERT_TRUE(m.isOk()) << m.status().message();
   // The cross layers' x0 * y + x_l kernels load and store whole float4s.
-  EXPECT_NE(prog->moduleSource.find("cagr_ld4("), std::string::npos);
+  EXPECT_NE(p->prog.moduleSource.find("cagr_ld4("), std::string::npos);
   EXPECT_NE(m->ptx.find("ld.global.nc.v4.f32"), std::string::npos);
   EXPECT_NE(m->ptx.find("st.global.v4.f32"), std::string::npos);
 }
@@ -511,17 +527,9 @@ TEST(CudaCodegenPrecision, DlrmInteractionRowIsPaddedForTheTopMlp) {
   // DLRM-Criteo's fused interaction writes [B, 16 + 351] for the first top
   // layer (tensor cores in greedy's plan): padded to 368, the kernel writes
   // the zero column with the row.
-  Graph g = optimized(rwtest::zoo("dlrm_criteo"), "greedy");
-  std::vector<PaddedWidth> report;
-  auto padded = padGemmDims(g, h200().hw.matrixUnit.alignElements, &report);
-  ASSERT_TRUE(padded.isOk()) << padded.status().message();
-  ASSERT_EQ(report.size(), 1u);
-  EXPECT_EQ(report[0].from, 367);
-  EXPECT_EQ(report[0].to, 368);
-  EXPECT_EQ(report[0].gemms, 1);
-  auto prog = cuda::lowerPlan(*padded, h200());
-  ASSERT_TRUE(prog.isOk()) << prog.status().message();
-  EXPECT_NE(prog->moduleSource.find("+ 367 + j] = 0.f;"), std::string::npos);
+  auto p = paddedGreedy("dlrm_criteo", 367, 368);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_NE(p->prog.moduleSource.find("+ 367 + j] = 0.f;"), std::string::npos);
 }
 
 // ---- hand-built groups: the patterns the zoo plans do not reach ----
