@@ -19,6 +19,14 @@ cd "$(dirname "$0")/.."
 OUT=$(realpath -m "${1:-build/default.rlp}")
 CAGR=$(realpath "${CAGR:-build/cagr}")
 ROOT=$PWD
+TRAINER=$(dirname "$CAGR")/cagr-train
+if [[ ! -x "$TRAINER" ]]; then
+  echo "no $TRAINER: build it (apt libtorch-dev, then make build)" >&2
+  exit 1
+fi
+if [[ "$TRAINER" -ot "$CAGR" ]]; then
+  echo "warning: $TRAINER is older than $CAGR; a stale trainer prices plans with an older cost model" >&2
+fi
 # Stage 2 runs in a scratch folder where policies/default.rlp is stage 1, so
 # the command recorded in the file's header is the committed one.
 WORK=$(mktemp -d)
