@@ -127,9 +127,7 @@ StatusOr<GeneratedKernel> generateEltwise(const CodegenRequest& r, std::string& 
     if (li == 0 && vector) {
       CAGR_ASSIGN_OR_RETURN(std::string quads, vectorLoop(k, l, e.loadedAt("i")));
       k.body += quads;
-      k.body += "  for (long long i = (" + k.size(l.shape) + ") / 4 * 4 + (long long)blockIdx.x * blockDim.x + " +
-                "threadIdx.x; i < " + k.size(l.shape) + "; i += (long long)gridDim.x * blockDim.x) {\n" + inner +
-                "  }\n";
+      k.body += gridStride("i", k.size(l.shape), inner, "1", "(" + k.size(l.shape) + ") / 4 * 4");
     } else {
       k.body += gridStride("i", k.size(l.shape), inner);
     }

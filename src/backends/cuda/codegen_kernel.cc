@@ -72,9 +72,10 @@ std::string literal(double v, DType t) {
 }
 
 std::string gridStride(const std::string& var, const std::string& count, const std::string& inner,
-                       const std::string& threadsPerItem) {
+                       const std::string& threadsPerItem, const std::string& first) {
   std::string per = threadsPerItem == "1" ? "" : " / " + threadsPerItem;
-  return "  for (long long " + var + " = ((long long)blockIdx.x * blockDim.x + threadIdx.x)" + per + "; " + var +
+  std::string start = first.empty() ? "" : first + " + ";
+  return "  for (long long " + var + " = " + start + "((long long)blockIdx.x * blockDim.x + threadIdx.x)" + per + "; " + var +
          " < " + count + "; " + var + " += (long long)gridDim.x * blockDim.x" + per + ") {\n" + inner + "  }\n";
 }
 

@@ -97,9 +97,10 @@ class KernelBuilder {
 };
 
 /// Wraps `inner` in the standard grid-stride loop over `count` items:
-/// `for (long long <var> = ...; <var> < count; ...) { inner }`.
+/// `for (long long <var> = ...; <var> < count; ...) { inner }`, starting at
+/// `first` (an expression; "" for 0).
 std::string gridStride(const std::string& var, const std::string& count, const std::string& inner,
-                       const std::string& threadsPerItem = "1");
+                       const std::string& threadsPerItem = "1", const std::string& first = "");
 
 // ---- scalar expressions (codegen_expr.cc) ----
 
