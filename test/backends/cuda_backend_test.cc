@@ -12,6 +12,7 @@
 
 #include "../rewrite/rewrite_test_util.h"
 #include "backends/cpu_test_util.h"
+#include "backends/cuda_test_util.h"
 #include "cagr/backend.h"
 #include "cagr/policy.h"
 #include "cagr/reference.h"
@@ -461,19 +462,7 @@ TEST(CudaBackend, ReportsWhyItIsUnavailableAndFailsCleanly) {
 
 // ---- on a GPU ----
 
-std::unique_ptr<ExecutionBackend> gpuOrSkip(std::string& why) {
-  auto backend = makeBackend("cuda");
-  if (!backend.isOk()) {
-    why = backend.status().message();
-    return nullptr;
-  }
-  BackendCapabilities caps = (*backend)->capabilities();
-  if (!caps.available) {
-    why = caps.note;
-    return nullptr;
-  }
-  return std::move(*backend);
-}
+using cudatest::gpuOrSkip;
 
 void expectRunsLikeReference(ExecutionBackend& backend, const Graph& g, int64_t batch, double rtol) {
   auto exe = backend.compile(g);

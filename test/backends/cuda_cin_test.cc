@@ -19,6 +19,7 @@
 
 #include "backends/cin_pool_util.h"
 #include "backends/cpu_test_util.h"
+#include "backends/cuda_test_util.h"
 #include "cagr/backend.h"
 #include "cagr/reference.h"
 
@@ -28,19 +29,7 @@ namespace {
 using rectest::Builder;
 using rectest::uniform;
 
-std::unique_ptr<ExecutionBackend> gpuOrSkip(std::string& why) {
-  auto backend = makeBackend("cuda");
-  if (!backend.isOk()) {
-    why = backend.status().message();
-    return nullptr;
-  }
-  BackendCapabilities caps = (*backend)->capabilities();
-  if (!caps.available) {
-    why = caps.note;
-    return nullptr;
-  }
-  return std::move(*backend);
-}
+using cudatest::gpuOrSkip;
 
 // x [B, 6, 8]; c1 = CIN(x, x, w1 [40, 36], b1) [B, 40, 8]; c2 = CIN(c1, x, w2 [24, 240]) [B, 24, 8]
 // on `kernel`. With `relu`, c1 is followed by r1 = Relu(c1) in c1's group, and c2 reads r1.

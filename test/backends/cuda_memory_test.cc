@@ -14,6 +14,7 @@
 #include <cstdio>
 
 #include "backends/cpu_test_util.h"
+#include "backends/cuda_test_util.h"
 #include "backends/cuda/cuda_blas.h"
 #include "backends/cuda/cuda_cin.h"
 #include "backends/cuda/cuda_program.h"
@@ -196,18 +197,7 @@ TEST(CudaMemory, CinScratchIsSizedToASmallBatchNotToTheChunkBudget) {
 
 // ---- on a GPU ----
 
-std::unique_ptr<ExecutionBackend> gpuOrSkip(std::string& why) {
-  auto backend = makeBackend("cuda");
-  if (!backend.isOk()) {
-    why = backend.status().message();
-    return nullptr;
-  }
-  if (!(*backend)->capabilities().available) {
-    why = (*backend)->capabilities().note;
-    return nullptr;
-  }
-  return std::move(*backend);
-}
+using cudatest::gpuOrSkip;
 
 // x [B, 2048] -> a (K 2048, N 16) -> c (K 16, N 2048) -> d (K 2048, N 16):
 // long reductions to few outputs, the calls cuBLASLt likes to split over K

@@ -27,11 +27,16 @@
 //    params, extents and launch().
 //  * A kConcatInPlace group is generated as a plain concat copy: the
 //    contract has no strided view of the concat buffer for the producers.
+//  * A lookup group may carry column Slices of the lookup's [N, W] output
+//    as members (cuda_program.cc merges them when they are the output's
+//    only readers): the kernel writes each slice's columns into the
+//    slice's own buffer and the W-wide output is never stored.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +45,14 @@
 #include "cagr/status.h"
 
 namespace cagr::cuda {
+
+/// Columns [begin, end) that Slice node `n` keeps of a rank-2 [rows, W]
+/// value with a static W: step 1, every row kept. nullopt for any other
+/// slice.
+struct ColumnRange {
+  int64_t begin = 0, end = 0;
+};
+std::optional<ColumnRange> columnSlice(const Graph& g, NodeId n);
 
 /// Bytes per row of an int8-rowwise table with `dim` columns.
 inline size_t int8RowStride(int64_t dim) { return (static_cast<size_t>(dim) + 3) / 4 * 4 + 8; }

@@ -5,13 +5,16 @@
 // their elementwise tail and concats. One group of L lanes pools one
 // (row, table) bag with V-wide row loads (float4 for f32 rows of 4k
 // columns); tables of one storage type and width share one pooling loop
-// (a switch picks the table); no atomics. Other Gathers (selecting ids from
+// (a switch picks the table); no atomics. Column slices of a lookup's
+// output in its group are written straight into their own buffers.
+// Other Gathers (selecting ids from
 // integer data) run one element per thread through the same tail.
 #include <algorithm>
 
 #include "backends/cuda/codegen_kernel.h"
 #include "ir/dims.h"
 #include "ir/op_table.h"
+#include "ir/shape_util.h"
 
 namespace cagr::cuda::gen {
 namespace {
@@ -169,20 +172,38 @@ std::string describe(const Graph& g, const LookupInfo& li) {
 
 // The lambda that stores `a` (V pooled values at row `row`, column `col` of
 // the lookup's output) and runs the tail on them.
-StatusOr<std::string> emitSink(KernelBuilder& k, const LookupInfo& li, const TailChain& tail) {
+// Stores of a[0..V) at column `col` of a row of `width` columns of `y`,
+// which holds the lookup's columns [c0, c0 + width): float2 / float4 when
+// every table's columns and the window start on a multiple of V.
+std::string storeColumns(const LookupInfo& li, const std::string& y, int64_t c0, int64_t width) {
+  std::string V = std::to_string(li.vec), W = std::to_string(width) + "LL";
+  bool aligned = li.width % li.vec == 0 && c0 % li.vec == 0 && width % li.vec == 0 &&
+                 std::all_of(li.colOff.begin(), li.colOff.end(), [&](int64_t c) { return c % li.vec == 0; });
+  bool whole = c0 == 0 && width == li.width;
+  auto window = [&](const std::string& c) {
+    return "if (" + c + " >= " + std::to_string(c0) + "LL && " + c + " < " + std::to_string(c0 + width) + "LL) ";
+  };
+  auto at = [&](const std::string& c) { return c0 == 0 ? c : "(" + c + " - " + std::to_string(c0) + "LL)"; };
+  if (aligned && (li.vec == 4 || li.vec == 2)) {
+    std::string vt = "float" + V;
+    return "    " + (whole ? "" : window("col")) + "*reinterpret_cast<" + vt + "*>(" + y + " + row * " + W + " + " +
+           at("col") + ") = make_" + vt + "(a[0], a[1]" + (li.vec == 4 ? ", a[2], a[3]" : "") + ");\n";
+  }
+  return "    for (int q = 0; q < " + V + "; ++q) { const long long cq = col + q; " + (whole ? "" : window("cq")) + y +
+         "[row * " + W + " + " + at("cq") + "] = a[q]; }\n";
+}
+
+StatusOr<std::string> emitSink(KernelBuilder& k, const LookupInfo& li, const TailChain& tail,
+                               const std::vector<NodeId>& slices) {
   const Graph& g = k.g();
   ValueId out = g.node(li.node).outputs[0];
   std::string V = std::to_string(li.vec), W = std::to_string(li.width) + "LL", code;
-  bool direct = k.isOutput(out);
-  bool aligned = li.width % li.vec == 0 &&
-                 std::all_of(li.colOff.begin(), li.colOff.end(), [&](int64_t c) { return c % li.vec == 0; });
   std::string inner;
-  if (direct && aligned && (li.vec == 4 || li.vec == 2)) {
-    std::string vt = "float" + V, y = k.out(out);
-    inner += "    *reinterpret_cast<" + vt + "*>(" + y + " + row * " + W + " + col) = make_" + vt + "(a[0], a[1]" +
-             (li.vec == 4 ? ", a[2], a[3]" : "") + ");\n";
-  } else if (direct) {
-    inner += "    for (int q = 0; q < " + V + "; ++q) " + k.out(out) + "[row * " + W + " + col + q] = a[q];\n";
+  if (k.isOutput(out)) inner += storeColumns(li, k.out(out), 0, li.width);
+  for (NodeId s : slices) {
+    auto r = columnSlice(g, s);
+    if (!r) return unsupportedAt(g, s, "is not a column slice of the lookup's output");
+    inner += storeColumns(li, k.out(g.node(s).outputs[0]), r->begin, r->end - r->begin);
   }
   if (!tail.empty()) {
     std::string t;
@@ -194,9 +215,10 @@ StatusOr<std::string> emitSink(KernelBuilder& k, const LookupInfo& li, const Tai
   return code;
 }
 
-StatusOr<GeneratedKernel> tableLookup(KernelBuilder& k, const LookupInfo& li, const TailChain& tail, std::string& src) {
+StatusOr<GeneratedKernel> tableLookup(KernelBuilder& k, const LookupInfo& li, const TailChain& tail,
+                                      const std::vector<NodeId>& slices, std::string& src) {
   const Graph& g = k.g();
-  CAGR_ASSIGN_OR_RETURN(std::string sink, emitSink(k, li, tail));
+  CAGR_ASSIGN_OR_RETURN(std::string sink, emitSink(k, li, tail, slices));
   std::string L = std::to_string(li.lanes), V = std::to_string(li.vec), T = std::to_string(li.tables.size()) + "LL";
   // One pooling loop per kind of table (storage, width); a switch picks the table.
   // Fixed pooling: items row-major, so a warp reads consecutive ids and writes
@@ -227,7 +249,8 @@ StatusOr<GeneratedKernel> tableLookup(KernelBuilder& k, const LookupInfo& li, co
   rule.work = li.rows;
   rule.work.push_back(static_cast<Dim>(li.tables.size()));
   rule.perBlock = 256 / li.lanes;
-  return k.finish(src, rule, "nvrtc.embedding[" + describe(g, li) + "]" + tail.suffix(g));
+  std::string cut = slices.empty() ? "" : "+" + std::to_string(slices.size()) + " column slices";
+  return k.finish(src, rule, "nvrtc.embedding[" + describe(g, li) + "]" + tail.suffix(g) + cut);
 }
 
 // A Gather that is no table lookup: one output element per thread.
@@ -256,13 +279,49 @@ StatusOr<GeneratedKernel> generateLookup(const CodegenRequest& r, std::string& s
   const Graph& g = r.g;
   NodeId a = r.shape.anchor >= 0 ? r.shape.anchor : r.members.front();
   KernelBuilder k(r, "lookup", src);
+  std::vector<NodeId> slices;
+  for (NodeId m : r.members) {
+    if (g.node(m).op == OpKind::kSlice && g.node(m).inputs[0] == g.node(a).outputs[0]) slices.push_back(m);
+  }
+  if (!slices.empty()) {  // the group is the lookup and its column slices
+    if (slices.size() + 1 != r.members.size()) return unsupportedAt(g, a, "column slices and a tail in one group");
+    auto li = lookupInfo(g, a);
+    if (!li.isOk()) return li.status();
+    if (g.type(g.node(a).outputs[0]).rank() != 2) return unsupportedAt(g, a, "column slices of a rank-3 output");
+    return tableLookup(k, *li, TailChain(), slices, src);
+  }
   CAGR_ASSIGN_OR_RETURN(TailChain tail, TailChain::plan(k, a));
   auto li = lookupInfo(g, a);
   if (!li.isOk()) {
     if (li.status().code() != ErrorCode::kUnsupported) return li.status();
     return elementGather(k, a, tail, src);
   }
-  return tableLookup(k, *li, tail, src);
+  return tableLookup(k, *li, tail, {}, src);
 }
 
 }  // namespace cagr::cuda::gen
+
+namespace cagr::cuda {
+
+std::optional<ColumnRange> columnSlice(const Graph& g, NodeId n) {
+  const Node& node = g.node(n);
+  if (node.op != OpKind::kSlice) return std::nullopt;
+  const auto& in = g.type(node.inputs[0]).dims;
+  auto sp = sliceParams(node);
+  if (!sp.isOk() || in.size() != 2 || isSymbolic(in[1])) return std::nullopt;
+  ColumnRange r{0, in[1]};
+  for (size_t i = 0; i < sp->axes.size(); ++i) {
+    auto ax = normAxis(sp->axes[i], 2);
+    if (!ax) return std::nullopt;
+    if (*ax == 0) {
+      if (!isFullSlice(sp->starts[i], sp->ends[i], sp->steps[i])) return std::nullopt;
+      continue;
+    }
+    SliceRange c = normalizeSlice(sp->starts[i], sp->ends[i], sp->steps[i], in[1]);
+    if (c.step != 1 || c.count <= 0) return std::nullopt;
+    r = {c.start, c.start + c.count};
+  }
+  return r;
+}
+
+}  // namespace cagr::cuda

@@ -26,6 +26,16 @@ bool cinOnCublasLt(KernelId k) {
   return k != 0 && std::string(kernelInfo(k).name) == "cublaslt.cin";
 }
 
+bool isLookup(const Node& n) { return n.op == OpKind::kEmbeddingBag || n.op == OpKind::kEmbeddingBags; }
+
+// A group mergeColumnSlices made: a lookup, then column slices of its output.
+bool isLookupWithSlices(const Graph& g, const std::vector<NodeId>& members) {
+  if (members.size() < 2 || !isLookup(g.node(members[0]))) return false;
+  ValueId out = g.node(members[0]).outputs[0];
+  return std::all_of(members.begin() + 1, members.end(),
+                     [&](NodeId m) { return columnSlice(g, m) && g.node(m).inputs[0] == out; });
+}
+
 class Lowering {
  public:
   Lowering(const Graph& g, const Target& t, Program& p) : g_(g), t_(t), uses_(valueUses(g)), p_(p) {
@@ -33,6 +43,13 @@ class Lowering {
   }
 
   Status addGroup(const std::vector<NodeId>& members) {
+    if (isLookupWithSlices(g_, members)) {
+      CAGR_ASSIGN_OR_RETURN(GroupShape shape, classifyGroup(g_, {members[0]}));
+      Status st = addGenerated(members, shape, g_.node(members[0]).mir.kernel, groupOutputs(g_, uses_, members), "");
+      if (st.code() != ErrorCode::kUnsupported) return st;
+      for (NodeId m : members) CAGR_RETURN_IF_ERROR(addGroup({m}));  // the lookup kernel cannot: kernels of their own
+      return Status::ok();
+    }
     if (isAliasGroup(g_, members)) {  // a lone view: no kernel, its output shares its input's bytes
       recordAlias(g_, members[0], p_.aliasOf);
       return Status::ok();
@@ -231,10 +248,46 @@ class Lowering {
   Program& p_;
 };
 
+// Merges into a lone EmbeddingBag(s) group the lone column Slices that are
+// the only readers of its [N, W] output (DeepFM's embeddings and
+// first-order weights cut out of one table-batched lookup): the lookup
+// kernel writes each slice's columns into the slice's buffer, so the
+// W-wide output takes no memory and no copy kernel runs.
+void mergeColumnSlices(const Graph& g, std::vector<std::vector<NodeId>>& order) {
+  ValueUses uses = valueUses(g);
+  std::vector<int> groupOf(g.nodes().size(), -1);
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (NodeId n : order[i]) groupOf[static_cast<size_t>(n)] = static_cast<int>(i);
+  }
+  std::vector<char> merged(order.size(), 0);
+  for (auto& group : order) {
+    if (group.size() != 1) continue;
+    const Node& lookup = g.node(group[0]);
+    if (!isLookup(lookup)) continue;
+    auto out = static_cast<size_t>(lookup.outputs[0]);
+    const auto& readers = uses.consumers[out];
+    bool cut = !uses.isOutput[out] && !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](NodeId c) {
+      return columnSlice(g, c) && order[static_cast<size_t>(groupOf[static_cast<size_t>(c)])].size() == 1;
+    });
+    if (!cut) continue;
+    for (NodeId c : readers) merged[static_cast<size_t>(groupOf[static_cast<size_t>(c)])] = 1;
+    group.insert(group.end(), readers.begin(), readers.end());
+    std::sort(group.begin(), group.end());
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (merged[i]) continue;
+    if (kept != i) order[kept] = std::move(order[i]);
+    ++kept;
+  }
+  order.resize(kept);
+}
+
 }  // namespace
 
 StatusOr<Program> lowerPlan(const Graph& plan, const Target& t) {
   CAGR_ASSIGN_OR_RETURN(auto order, scheduleKernels(plan));
+  mergeColumnSlices(plan, order);
   Program p;
   Lowering lowering(plan, t, p);
   for (const auto& members : order) CAGR_RETURN_IF_ERROR(lowering.addGroup(members));
