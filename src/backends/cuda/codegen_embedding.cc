@@ -170,57 +170,76 @@ std::string describe(const Graph& g, const LookupInfo& li) {
   return s + ", " + precisionName(p);
 }
 
-// The lambda that stores `a` (V pooled values at row `row`, column `col` of
-// the lookup's output) and runs the tail on them.
-// Stores of a[0..V) at column `col` of a row of `width` columns of `y`,
-// which holds the lookup's columns [c0, c0 + width): float2 / float4 when
-// every table's columns and the window start on a multiple of V.
-std::string storeColumns(const LookupInfo& li, const std::string& y, int64_t c0, int64_t width) {
-  std::string V = std::to_string(li.vec), W = std::to_string(width) + "LL";
-  bool aligned = li.width % li.vec == 0 && c0 % li.vec == 0 && width % li.vec == 0 &&
-                 std::all_of(li.colOff.begin(), li.colOff.end(), [&](int64_t c) { return c % li.vec == 0; });
-  bool whole = c0 == 0 && width == li.width;
+// The columns [lo, hi) that tables of one kind fill, `vec` wide, and
+// whether each table's first column is a multiple of vec.
+struct KindColumns {
+  int64_t lo = 0, hi = 0;
+  int vec = 1;
+  bool aligned = true;
+};
+
+// Stores of a[0..vec) at column `col` of a row of `width` columns of `y`,
+// which holds the lookup's columns [c0, c0 + width): none when the kind's
+// columns miss the window, no bounds test when they lie inside it; float2 /
+// float4 when the tables' columns, the window and the row start on a
+// multiple of vec.
+std::string storeColumns(const std::string& y, int64_t c0, int64_t width, const KindColumns& kc) {
+  const int vec = kc.vec;
+  std::string V = std::to_string(vec), W = std::to_string(width) + "LL";
+  if (kc.hi <= c0 || kc.lo >= c0 + width) return "";
+  bool aligned = kc.aligned && c0 % vec == 0 && width % vec == 0;
+  bool whole = kc.lo >= c0 && kc.hi <= c0 + width;
   auto window = [&](const std::string& c) {
     return "if (" + c + " >= " + std::to_string(c0) + "LL && " + c + " < " + std::to_string(c0 + width) + "LL) ";
   };
   auto at = [&](const std::string& c) { return c0 == 0 ? c : "(" + c + " - " + std::to_string(c0) + "LL)"; };
-  if (aligned && (li.vec == 4 || li.vec == 2)) {
+  if (aligned && (vec == 4 || vec == 2)) {
     std::string vt = "float" + V;
-    return "    " + (whole ? "" : window("col")) + "*reinterpret_cast<" + vt + "*>(" + y + " + row * " + W + " + " +
-           at("col") + ") = make_" + vt + "(a[0], a[1]" + (li.vec == 4 ? ", a[2], a[3]" : "") + ");\n";
+    return "        " + (whole ? "" : window("col")) + "*reinterpret_cast<" + vt + "*>(" + y + " + row * " + W +
+           " + " + at("col") + ") = make_" + vt + "(a[0], a[1]" + (vec == 4 ? ", a[2], a[3]" : "") + ");\n";
   }
-  return "    for (int q = 0; q < " + V + "; ++q) { const long long cq = col + q; " + (whole ? "" : window("cq")) + y +
-         "[row * " + W + " + " + at("cq") + "] = a[q]; }\n";
+  return "        for (int q = 0; q < " + V + "; ++q) { const long long cq = col + q; " + (whole ? "" : window("cq")) +
+         y + "[row * " + W + " + " + at("cq") + "] = a[q]; }\n";
 }
 
+// The lambda `sink` that stores `a` (vec pooled values at row `row`, column
+// `col` of the lookup's output) for tables of one kind, into the output
+// and the column slices, and runs the tail on them.
 StatusOr<std::string> emitSink(KernelBuilder& k, const LookupInfo& li, const TailChain& tail,
-                               const std::vector<NodeId>& slices) {
+                               const std::vector<NodeId>& slices, const KindColumns& kc) {
   const Graph& g = k.g();
   ValueId out = g.node(li.node).outputs[0];
-  std::string V = std::to_string(li.vec), W = std::to_string(li.width) + "LL", code;
+  std::string V = std::to_string(kc.vec), W = std::to_string(li.width) + "LL";
   std::string inner;
-  if (k.isOutput(out)) inner += storeColumns(li, k.out(out), 0, li.width);
+  if (k.isOutput(out)) inner += storeColumns(k.out(out), 0, li.width, kc);
   for (NodeId s : slices) {
     auto r = columnSlice(g, s);
     if (!r) return unsupportedAt(g, s, "is not a column slice of the lookup's output");
-    inner += storeColumns(li, k.out(g.node(s).outputs[0]), r->begin, r->end - r->begin);
+    inner += storeColumns(k.out(g.node(s).outputs[0]), r->begin, r->end - r->begin, kc);
   }
   if (!tail.empty()) {
     std::string t;
-    CAGR_RETURN_IF_ERROR(tail.emit(k, "a[q]", "l", t, "      ", true));
-    inner += "#pragma unroll\n    for (int q = 0; q < " + V + "; ++q) {\n      const long long l = row * " + W +
-             " + col + q;\n" + t + "    }\n";
+    CAGR_RETURN_IF_ERROR(tail.emit(k, "a[q]", "l", t, "          ", true));
+    inner += "#pragma unroll\n        for (int q = 0; q < " + V + "; ++q) {\n          const long long l = row * " + W +
+             " + col + q;\n" + t + "        }\n";
   }
-  code += "  auto sink = [&](long long row, long long col, const float* a) {\n" + inner + "  };\n";
-  return code;
+  return "      auto sink = [&](long long row, long long col, const float* a) {\n" + inner + "      };\n";
 }
 
 StatusOr<GeneratedKernel> tableLookup(KernelBuilder& k, const LookupInfo& li, const TailChain& tail,
                                       const std::vector<NodeId>& slices, std::string& src) {
   const Graph& g = k.g();
-  CAGR_ASSIGN_OR_RETURN(std::string sink, emitSink(k, li, tail, slices));
-  std::string L = std::to_string(li.lanes), V = std::to_string(li.vec), T = std::to_string(li.tables.size()) + "LL";
-  // One pooling loop per kind of table (storage, width); a switch picks the table.
+  // Each kind of table (storage, width) loads rows `vec` wide, the widest
+  // that divides its width; a lookup has the lanes its longest row needs.
+  std::vector<int> vec(li.tables.size());
+  int64_t lanes = 1, longest = 1;
+  for (size_t t = 0; t < li.tables.size(); ++t) {
+    vec[t] = vecFor(g.value(li.tables[t]).mir.storage, li.dims[t]);
+    longest = std::max(longest, (li.dims[t] + vec[t] - 1) / vec[t]);
+  }
+  while (lanes < 32 && lanes < longest) lanes *= 2;
+  std::string L = std::to_string(lanes), T = std::to_string(li.tables.size()) + "LL";
+  // One pooling loop per kind of table; a switch picks the table.
   // Fixed pooling: items row-major, so a warp reads consecutive ids and writes
   // one contiguous stretch of the output; offsets: table-major, so it reads
   // consecutive offsets of one slot.
@@ -230,25 +249,30 @@ StatusOr<GeneratedKernel> tableLookup(KernelBuilder& k, const LookupInfo& li, co
   for (size_t t = 0; t < li.tables.size(); ++t) {
     if (done[t]) continue;
     std::string cases;
+    KindColumns kc{li.colOff[t], li.colOff[t] + li.dims[t], vec[t], true};
     for (size_t u = t; u < li.tables.size(); ++u) {
       if (done[u] || !sameTableKind(g, li, static_cast<int>(t), static_cast<int>(u))) continue;
       done[u] = 1;
+      kc.lo = std::min(kc.lo, li.colOff[u]);
+      kc.hi = std::max(kc.hi, li.colOff[u] + li.dims[u]);
+      kc.aligned = kc.aligned && li.colOff[u] % vec[t] == 0;
       cases += "      case " + std::to_string(u) + ": " + tableCase(k, li, static_cast<int>(u)) + " break;\n";
     }
-    std::string D = std::to_string(li.dims[t]);
+    CAGR_ASSIGN_OR_RETURN(std::string sink, emitSink(k, li, tail, slices, kc));
+    std::string D = std::to_string(li.dims[t]), V = std::to_string(vec[t]);
     loop += "    {\n      " + tableVars(g, li, static_cast<int>(t)) + "\n      switch (t) {\n" + cases +
-            "      default: break;\n      }\n      if (tab != nullptr) for (int c = sl * " + V + "; c < " + D +
-            "; c += " + L + " * " + V + ") {\n        float a[" + V + "];\n" +
-            emitPool(k, li, static_cast<int>(t), li.vec, "row", "c", "a") +
+            "      default: break;\n      }\n" + sink + "      if (tab != nullptr) for (int c = sl * " + V + "; c < " +
+            D + "; c += " + L + " * " + V + ") {\n        float a[" + V + "];\n" +
+            emitPool(k, li, static_cast<int>(t), vec[t], "row", "c", "a") +
             "        sink(row, tab_col + c, a);\n      }\n    }\n";
   }
-  k.body += "  const long long rows = " + k.size(li.rows) + ";\n  const int sl = threadIdx.x % " + L + ";\n" + sink +
+  k.body += "  const long long rows = " + k.size(li.rows) + ";\n  const int sl = threadIdx.x % " + L + ";\n" +
             gridStride("g", "rows * " + T, loop, L);
   CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
   LaunchRule rule;
   rule.work = li.rows;
   rule.work.push_back(static_cast<Dim>(li.tables.size()));
-  rule.perBlock = 256 / li.lanes;
+  rule.perBlock = 256 / lanes;
   std::string cut = slices.empty() ? "" : "+" + std::to_string(slices.size()) + " column slices";
   return k.finish(src, rule, "nvrtc.embedding[" + describe(g, li) + "]" + tail.suffix(g) + cut);
 }

@@ -31,6 +31,10 @@ namespace cagr::cuda {
 /// recommendation for Hopper). What is allocated is what the chosen
 /// algorithms need, not this.
 constexpr size_t kWorkspaceLimit = size_t{32} << 20;
+/// The middle variant chooseBatch times (cuda_executable.h): enough for the
+/// split-K kernels of a small batch (a few splits of a 256 x 432 f32 tile),
+/// a thirtieth of the heuristics' limit.
+constexpr size_t kSmallWorkspaceLimit = size_t{1} << 20;
 /// The least workspace a cuBLAS call gets: cuBLAS cannot say what it needs
 /// (16 KiB avoids its allocation failures; less than NVIDIA's 4 MiB
 /// recommendation before Hopper may cost it speed).

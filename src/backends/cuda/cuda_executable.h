@@ -24,8 +24,8 @@ namespace cagr::cuda {
 
 /// chooseBatch: replays timed per variant (kWorkspaceChoiceRounds rounds of
 /// kWorkspaceChoiceReplays, interleaved), and how much slower (relative
-/// median) the workspace-free variant may be and still be kept for its
-/// smaller arena. Measured on the H200 (bench/cuda/README.md): without
+/// median) than the fastest a variant with less workspace may be and still
+/// be kept for its smaller arena. Measured on the H200 (bench/cuda/README.md): without
 /// workspace DLRM's fp32 plan at batch 4096 replays in 136 us instead of 152
 /// and DeepFM's in 152 instead of 174, while DCN-v2's at 256 slows from 52 to 76.
 constexpr int kWorkspaceChoiceRounds = 3;
@@ -67,9 +67,10 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   StatusOr<Batch*> bind(const std::vector<std::pair<std::string, Tensor>>& inputs);
   /// The batch state with library GEMMs limited to `gemmWorkspace` bytes of workspace each.
   StatusOr<std::unique_ptr<Batch>> makeBatch(const SymbolBindings& b, size_t gemmWorkspace);
-  /// makeBatch with the heuristics' workspace limit, or with none when its
-  /// GEMMs use workspace and the workspace-free variant replays no slower
-  /// (within kWorkspaceChoiceTolerance; both timed on `given`, cuda_launch.cc).
+  /// makeBatch with the heuristics' workspace limit, kSmallWorkspaceLimit or
+  /// none: when the first uses workspace, the variant with the least that
+  /// replays no slower than the fastest (within kWorkspaceChoiceTolerance;
+  /// all timed on `given`, interleaved, cuda_launch.cc).
   StatusOr<std::unique_ptr<Batch>> chooseBatch(const SymbolBindings& b, const std::vector<Tensor>& given);
   /// The library calls' algorithms and workspace needs (before the arena is placed).
   Status chooseGemms(Batch& bt, size_t gemmWorkspace);
