@@ -76,9 +76,10 @@ std::vector<float> emulate(const ColumnMajorGemm& c, const LibraryGemm& p, const
 
 // An operand as the library reads it: a constant in its device format, or
 // the input tensor bound to it.
-std::vector<float> operand(const Graph& g, ValueId v, int64_t pitch, const rectest::Inputs& in) {
+std::vector<float> operand(const Graph& g, ValueId v, int64_t pitch, const rectest::Inputs& in,
+                           bool transposed = false) {
   if (g.isConstant(v)) {
-    cuda::WeightFormat f{v, true, pitch};
+    cuda::WeightFormat f{v, true, pitch, transposed};
     std::vector<float> out(cuda::weightBytes(g, f) / 4);
     EXPECT_TRUE(cuda::writeWeight(g, f, reinterpret_cast<std::byte*>(out.data())).isOk());
     return out;
@@ -110,7 +111,7 @@ void expectCallMatchesReference(const Graph& g, const rectest::Inputs& in, const
   ASSERT_TRUE(s.isOk()) << s.status().message();
   auto call = cuda::columnMajor(*s);
   ASSERT_TRUE(call.isOk()) << call.status().message();
-  std::vector<float> a = operand(g, p->anchor.a, p->padA, in), bm = operand(g, p->anchor.b, p->padB, in);
+  std::vector<float> a = operand(g, p->anchor.a, p->padA, in), bm = operand(g, p->anchor.b, p->padB, in, p->flipB);
   std::vector<float> bias = p->bias != kNoValue ? operand(g, p->bias, 0, in) : std::vector<float>{};
   std::vector<float> add = p->addend != kNoValue ? operand(g, p->addend, 0, in) : std::vector<float>{};
   // The call's A is the product's B.
@@ -126,17 +127,28 @@ void expectCallMatchesReference(const Graph& g, const rectest::Inputs& in, const
 }
 
 TEST(CudaGemm, GemmWithBiasReluAndPaddedWeightIsOneCublasLtCall) {
-  Builder b;
-  ValueId x = b.input("x", DType::kF32, {kBatch, 13});
-  ValueId w = b.constant("w", {8, 13}, 1);
-  b.g.mutableValue(w).mir.layout = Layout::kPadded;
-  ValueId y = b.op(OpKind::kGemm, {x, w, b.constant("bias", {8}, 2)}, "fc", attrs({{"transB", int64_t{1}}}));
-  b.g.addOutput(b.op(OpKind::kRelu, {y}, "relu"));
-  auto p = planAll(b.g);
-  ASSERT_TRUE(p.isOk());
-  EXPECT_EQ(p->padB, 16);  // 13 columns padded to the alignment of 8
-  EXPECT_EQ(p->act, Activation::kRelu);
-  expectCallMatchesReference(b.g, {{"x", uniform({5, 13}, 3)}}, "cublaslt.matmul+bias+relu");
+  // fp32: the [10, 13] Linear weight goes up as its transpose [13, 10], rows
+  // padded to 16; tf32: as it is, rows of 13 padded to 16.
+  for (Precision math : {Precision::kF32, Precision::kTF32}) {
+    Builder b;
+    ValueId x = b.input("x", DType::kF32, {kBatch, 13});
+    ValueId w = b.constant("w", {10, 13}, 1);
+    b.g.mutableValue(w).mir.layout = Layout::kPadded;
+    ValueId y = b.op(OpKind::kGemm, {x, w, b.constant("bias", {10}, 2)}, "fc", attrs({{"transB", int64_t{1}}}));
+    b.g.addOutput(b.op(OpKind::kRelu, {y}, "relu"));
+    for (Node& n : b.g.mutableNodes()) n.mir.math = math;
+    auto p = planAll(b.g);
+    ASSERT_TRUE(p.isOk());
+    EXPECT_EQ(p->flipB, math == Precision::kF32);
+    EXPECT_EQ(p->padB, 16);
+    EXPECT_EQ(p->act, Activation::kRelu);
+    if (math != Precision::kF32) continue;  // the emulation multiplies in f32
+    expectCallMatchesReference(b.g, {{"x", uniform({5, 13}, 3)}}, "cublaslt.matmul+bias+relu");
+    auto call = cuda::columnMajor(*cuda::gemmShape(*p, {5, 13}, {10, 13}));
+    ASSERT_TRUE(call.isOk());
+    EXPECT_FALSE(call->transA);  // the call reads the weight as it is stored
+    EXPECT_EQ(call->lda, 16);
+  }
 }
 
 TEST(CudaGemm, OneOutputColumnKeepsItsBias) {

@@ -145,6 +145,14 @@ int64_t padPitch(const Graph& g, ValueId v, int64_t align) {
   return cols > 1 && pitch != cols ? pitch : 0;
 }
 
+// padPitch of the transpose of 2-D constant `v` (rows of dims[0] elements).
+int64_t flippedPitch(const Graph& g, ValueId v, int64_t align) {
+  if (g.value(v).mir.layout != Layout::kPadded || align <= 1) return 0;
+  int64_t cols = g.type(v).dims[0];
+  int64_t pitch = (cols + align - 1) / align * align;
+  return cols > 1 && pitch != cols ? pitch : 0;
+}
+
 // Replaces the row stride `cols` of a row-major operand by `pitch`.
 void applyPitch(int64_t& rs, int64_t& cs, int64_t cols, int64_t pitch) {
   if (pitch == 0) return;
@@ -195,6 +203,16 @@ StatusOr<LibraryGemm> planLibraryGemm(const Graph& g, const ValueUses& uses, con
   p.rest = restPieces(g, members, p.fused);
   p.padA = padPitch(g, p.anchor.a, align);
   p.padB = padPitch(g, p.anchor.b, align);
+  // fp32 (SIMT) calls run faster on a weight they read untransposed: on the
+  // H200, cuBLASLt's first heuristic pick for 4096x400x400 took 38.5 us with
+  // the weight as the call's column-major A and 40.5 us transposed, 35.1 vs
+  // 37.7 at 4096x400x352, 28.4 vs 30.4 at 4096x256x512 (bench/cuda/README.md).
+  // A Linear's [N, K] weight is read transposed, so it goes up as [K, N].
+  if (p.math == Precision::kF32 && p.anchor.op == OpKind::kGemm && p.anchor.transB && g.isConstant(p.anchor.b) &&
+      g.type(p.anchor.b).rank() == 2) {
+    p.flipB = true;
+    p.padB = flippedPitch(g, p.anchor.b, align);
+  }
   return p;
 }
 
@@ -202,7 +220,13 @@ StatusOr<cpu::GemmShape> gemmShape(const LibraryGemm& p, const std::vector<int64
                                    const std::vector<int64_t>& bShape) {
   CAGR_ASSIGN_OR_RETURN(cpu::GemmShape s, p.anchor.shape(aShape, bShape));
   if (p.padA != 0) applyPitch(s.ars, s.acs, aShape.back(), p.padA);
-  if (p.padB != 0) applyPitch(s.brs, s.bcs, bShape.back(), p.padB);
+  if (p.flipB) {  // B read transposed (element (k, n) at n * K + k), stored as its transpose
+    if (s.brs != 1 || bShape.size() != 2) return invalidArgument("a flipped B that is not read transposed");
+    s.bcs = 1;
+    s.brs = p.padB != 0 ? p.padB : bShape[0];
+  } else if (p.padB != 0) {
+    applyPitch(s.brs, s.bcs, bShape.back(), p.padB);
+  }
   return s;
 }
 

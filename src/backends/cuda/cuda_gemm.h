@@ -32,6 +32,7 @@ struct LibraryGemm {
   ValueId out = kNoValue;                 // the value it writes
   std::vector<std::vector<NodeId>> rest;  // the other members: one elementwise kernel per connected piece
   int64_t padA = 0, padB = 0;             // row pitch (elements) of a padded constant operand; 0: dense
+  bool flipB = false;                     // B, a constant read transposed, is on the device as its transpose
   std::string note;                       // why the library differs from the plan's kernel ("" if it does not)
 };
 

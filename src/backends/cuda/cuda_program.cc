@@ -122,11 +122,15 @@ class Lowering {
     s.nodes = lg.fused;
     s.gemm = static_cast<int>(p_.gemms.size());
     s.name = libraryGemmName(lg) + lg.note;
-    for (auto [v, pitch] : {std::pair{lg.anchor.a, lg.padA}, std::pair{lg.anchor.b, lg.padB},
-                            std::pair{lg.bias, int64_t{0}}, std::pair{lg.addend, int64_t{0}}}) {
-      if (v == kNoValue) continue;
-      s.reads.push_back(v);
-      if (g_.isConstant(p_.root(v))) s.constants.push_back({p_.root(v), true, pitch});
+    const WeightFormat formats[] = {{lg.anchor.a, true, lg.padA},
+                                    {lg.anchor.b, true, lg.padB, lg.flipB},
+                                    {lg.bias, true, 0},
+                                    {lg.addend, true, 0}};
+    for (WeightFormat f : formats) {
+      if (f.value == kNoValue) continue;
+      s.reads.push_back(f.value);
+      f.value = p_.root(f.value);
+      if (g_.isConstant(f.value)) s.constants.push_back(f);
     }
     s.writes = {lg.out};
     std::vector<std::vector<NodeId>> rest = lg.rest;

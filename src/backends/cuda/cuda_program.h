@@ -26,6 +26,7 @@ struct WeightFormat {
   ValueId value = kNoValue;
   bool library = false;  // f32 values as the plan stores them (rounded), for cuBLAS/cuBLASLt
   int64_t pitch = 0;     // library: padded row pitch in elements (0: dense)
+  bool transposed = false;  // library: a 2-D [R, C] stored as its transpose [C, R] (rows at pitch)
   bool operator==(const WeightFormat&) const = default;
 };
 

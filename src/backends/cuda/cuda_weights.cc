@@ -41,16 +41,26 @@ void quantizeRow(const float* x, int64_t cols, std::byte* row) {
 }
 
 // f32 values as a library GEMM reads them: the plan's storage rounding
-// applied (as the reference executor applies it), rows at `pitch`.
+// applied (as the reference executor applies it), rows at `pitch`; a
+// transposed [R, C] as C rows of R.
 Status writeLibrary(const Graph& g, const WeightFormat& f, std::byte* dst) {
   const Tensor& t = *g.constant(f.value);
   CAGR_ASSIGN_OR_RETURN(Tensor stored, ref::storedAs(t, g.value(f.value).mir.storage));
   auto [rows, cols] = rowsCols(stored);
-  const int64_t pitch = f.pitch > 0 ? f.pitch : cols;
   std::memset(dst, 0, weightBytes(g, f));
+  const float* src = stored.data<float>();
+  if (f.transposed) {
+    if (t.shape().size() != 2) return invalidArgument("a transposed library weight that is not 2-D");
+    const int64_t pitch = f.pitch > 0 ? f.pitch : rows;
+    auto* out = reinterpret_cast<float*>(dst);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) out[c * pitch + r] = src[r * cols + c];
+    }
+    return Status::ok();
+  }
+  const int64_t pitch = f.pitch > 0 ? f.pitch : cols;
   for (int64_t r = 0; r < rows; ++r) {
-    std::memcpy(dst + static_cast<size_t>(r * pitch) * 4, stored.data<float>() + r * cols,
-                static_cast<size_t>(cols) * 4);
+    std::memcpy(dst + static_cast<size_t>(r * pitch) * 4, src + r * cols, static_cast<size_t>(cols) * 4);
   }
   return Status::ok();
 }
@@ -60,6 +70,7 @@ Status writeLibrary(const Graph& g, const WeightFormat& f, std::byte* dst) {
 size_t weightBytes(const Graph& g, const WeightFormat& f) {
   const Tensor& t = *g.constant(f.value);
   auto [rows, cols] = rowsCols(t);
+  if (f.library && f.transposed) return static_cast<size_t>(cols * (f.pitch > 0 ? f.pitch : rows)) * 4;
   if (f.library) return static_cast<size_t>(rows * (f.pitch > 0 ? f.pitch : cols)) * 4;
   if (!isFloatTable(g, f.value)) return t.byteSize();
   switch (g.value(f.value).mir.storage) {
