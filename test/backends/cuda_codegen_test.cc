@@ -25,6 +25,7 @@
 #include "cpu_test_util.h"
 #include "ir/graph_queries.h"
 #include "lower/pad_gemm_dims.h"
+#include "lower/split_concat_gemm.h"
 
 namespace cagr {
 namespace {
@@ -111,12 +112,15 @@ void compileAndCheck(const std::string& src, const std::vector<cuda::GeneratedKe
 }
 
 // Lowers a plan the way the CUDA backend does (misaligned tensor-core
-// widths padded first) and compiles its module.
+// widths padded, narrow GEMMs over a concat split first) and compiles its
+// module.
 void lowerAndCompile(const Graph& given, const std::string& what, size_t minKernels = 1) {
   ASSERT_TRUE(verifyPlan(given, h200()).isOk()) << what << ": " << verifyPlan(given, h200()).message();
   auto padded = padGemmDims(given, h200().hw.matrixUnit.alignElements);
   ASSERT_TRUE(padded.isOk()) << what << ": " << padded.status().message();
-  const Graph& plan = *padded;
+  auto split = splitConcatGemms(*padded, kSplitConcatGemmMaxN);
+  ASSERT_TRUE(split.isOk()) << what << ": " << split.status().message();
+  const Graph& plan = *split;
   ASSERT_TRUE(verifyPlan(plan, h200()).isOk()) << what << " padded: " << verifyPlan(plan, h200()).message();
   auto p = cuda::lowerPlan(plan, h200());
   ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();

@@ -12,6 +12,7 @@
 #include "backends/cuda/cuda_program.h"
 #include "backends/cuda/cuda_timing.h"
 #include "lower/pad_gemm_dims.h"
+#include "lower/split_concat_gemm.h"
 
 namespace cagr::cuda {
 namespace {
@@ -49,9 +50,11 @@ class CudaBackend : public ExecutionBackend {
     if (!cuda.isOk()) return cuda.status();
     CAGR_RETURN_IF_ERROR(verifyPlan(given, *cuda).withContext("cuda backend: the plan is not a valid cuda plan"));
     // Tensor-core GEMMs over misaligned feature widths get padded tensors
-    // (lower/pad_gemm_dims.h); the executable runs that graph.
+    // (lower/pad_gemm_dims.h), narrow GEMMs over a concat read its operands
+    // in place (lower/split_concat_gemm.h); the executable runs that graph.
     CAGR_ASSIGN_OR_RETURN(Graph padded, padGemmDims(given, cuda->hw.matrixUnit.alignElements));
-    auto plan = std::make_shared<const Graph>(std::move(padded));
+    CAGR_ASSIGN_OR_RETURN(Graph split, splitConcatGemms(padded, kSplitConcatGemmMaxN));
+    auto plan = std::make_shared<const Graph>(std::move(split));
     CAGR_ASSIGN_OR_RETURN(Program program, lowerPlan(*plan, *cuda));
     CompileStats stats;
     stats.lowerSeconds = secondsSince(t0);
