@@ -29,6 +29,7 @@ NodeId splittableConcat(const Graph& g, const ValueUses& uses, NodeId n, int64_t
   const auto& y = g.type(gemm.outputs[0]).dims;
   if (y.size() != 2 || isSymbolic(y[1]) || y[1] > maxN) return -1;
   if (gemm.inputs.size() > 2 && gemm.inputs[2] != kNoValue && g.type(gemm.inputs[2]).rank() > 1) return -1;
+  if (g.node(c).inputs.size() > kSplitConcatGemmMaxParts) return -1;
   for (ValueId x : g.node(c).inputs) {
     if (g.type(x).rank() != 2 || isSymbolic(g.type(x).dims[1]) || g.type(x).dtype != DType::kF32) return -1;
   }
