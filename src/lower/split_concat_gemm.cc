@@ -106,14 +106,14 @@ Status split(Graph& h, NodeId n, NodeId c) {
 
 StatusOr<Graph> splitConcatGemms(const Graph& plan, int64_t maxN, std::vector<SplitGemm>* out) {
   ValueUses uses = valueUses(plan);
-  std::vector<std::pair<NodeId, NodeId>> todo;
+  std::vector<std::pair<NodeId, NodeId>> splits;
   for (size_t n = 0; n < plan.nodes().size(); ++n) {
     NodeId c = splittableConcat(plan, uses, static_cast<NodeId>(n), maxN);
-    if (c >= 0) todo.emplace_back(static_cast<NodeId>(n), c);
+    if (c >= 0) splits.emplace_back(static_cast<NodeId>(n), c);
   }
-  if (todo.empty()) return plan;
+  if (splits.empty()) return plan;
   Graph h = plan;
-  for (auto [n, c] : todo) {
+  for (auto [n, c] : splits) {
     CAGR_RETURN_IF_ERROR(split(h, n, c).withContext("split_concat_gemm at " + nodeWhere(plan, n)));
     if (out != nullptr) out->push_back({n, static_cast<int>(plan.node(c).inputs.size())});
   }

@@ -96,13 +96,9 @@ StatusOr<LookupInfo> lookupInfo(const Graph& g, NodeId id) {
     for (size_t t = 0; t < li.tables.size(); ++t) li.slots.push_back(static_cast<int64_t>(t));
   }
   li.vec = 8;
-  int64_t widest = 1;
   for (size_t t = 0; t < li.tables.size(); ++t) {
     li.vec = std::min(li.vec, vecFor(g.value(li.tables[t]).mir.storage, li.dims[t]));
-    widest = std::max(widest, li.dims[t]);
   }
-  int64_t perRow = (widest + li.vec - 1) / li.vec;
-  while (li.lanes < 32 && li.lanes < perRow) li.lanes *= 2;
   return li;
 }
 

@@ -222,8 +222,7 @@ struct LookupInfo {
   int mode = 0;                 // 0 sum, 1 mean, 2 max
   bool includeLast = false;
   bool gather = false;    // Gather: one id per row, negative ids wrap
-  int vec = 4;            // elements per row load
-  int lanes = 1;          // lanes per row (power of two <= 32)
+  int vec = 4;            // elements per row load that every table's width allows (fused rec kernels)
   std::vector<Dim> rows;  // rows of the output ([B] or the Gather's id shape)
 };
 /// The table-row view of lookup node `n`, or kUnsupported (e.g. a Gather
