@@ -44,6 +44,22 @@ TEST(CudaMemory, PickAlgoTakesTheHeuristicsFirstUnlessASmallProblemHasAFreeEqual
   EXPECT_EQ(cuda::pickAlgo({}, false), -1);
 }
 
+TEST(CudaMemory, WorkspaceVariantTradesTimeAgainstBytesAtTheRewardsRate) {
+  const double w = cuda::kWorkspaceMemoryWeight, tol = 0.01;
+  // 3.4 % slower for 36 % fewer bytes: 1.034 + 0.1 * 0.638 = 1.098 < 1 + 0.1: the lean one wins.
+  EXPECT_EQ(cuda::pickWorkspaceVariant({38.0, 39.3}, {5800, 3700}, w, tol), 1);
+  // 46 % slower (DCN-v2 256 without workspace): the fast one stays.
+  EXPECT_EQ(cuda::pickWorkspaceVariant({52.0, 76.0}, {7200, 7000}, w, tol), 0);
+  // Within 1 % in time and leaner: kept, as the tolerance says.
+  EXPECT_EQ(cuda::pickWorkspaceVariant({100.0, 100.9, 100.5}, {1000, 990, 995}, w, tol), 1);
+  // Faster and leaner beats everything.
+  EXPECT_EQ(cuda::pickWorkspaceVariant({100.0, 90.0}, {1000, 900}, w, tol), 1);
+  // The weight decides: no weight, only time (within the tolerance) counts.
+  EXPECT_EQ(cuda::pickWorkspaceVariant({38.0, 39.3}, {5800, 3700}, 0.0, tol), 0);
+  EXPECT_EQ(cuda::pickWorkspaceVariant({}, {}, w, tol), -1);
+  EXPECT_EQ(cuda::pickWorkspaceVariant({1.0}, {1, 2}, w, tol), -1);
+}
+
 TEST(CudaMemory, WorkspaceForAllIsTheMostAnyUsableCandidateNeeds) {
   EXPECT_EQ(cuda::workspaceForAll({}), 0u);
   EXPECT_EQ(cuda::workspaceForAll({{0, 1}, {0, 2}}), 0u);

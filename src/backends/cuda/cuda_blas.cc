@@ -83,6 +83,26 @@ size_t workspaceForAll(const std::vector<AlgoOption>& options) {
   return most;
 }
 
+int pickWorkspaceVariant(const std::vector<double>& medianMs, const std::vector<size_t>& bytes, double memoryWeight,
+                         double tolerance) {
+  if (medianMs.empty() || medianMs.size() != bytes.size()) return -1;
+  const size_t fast = static_cast<size_t>(std::min_element(medianMs.begin(), medianMs.end()) - medianMs.begin());
+  const double l0 = std::max(medianMs[fast], 1e-12);
+  const double m0 = static_cast<double>(std::max<size_t>(bytes[fast], 1));
+  std::vector<double> score;
+  for (size_t i = 0; i < medianMs.size(); ++i) {
+    score.push_back(medianMs[i] / l0 + memoryWeight * static_cast<double>(bytes[i]) / m0);
+  }
+  const double best = *std::min_element(score.begin(), score.end());
+  int keep = -1;
+  for (size_t i = 0; i < score.size(); ++i) {
+    if (score[i] <= best + tolerance && (keep < 0 || bytes[i] < bytes[static_cast<size_t>(keep)])) {
+      keep = static_cast<int>(i);
+    }
+  }
+  return keep;
+}
+
 StatusOr<std::vector<cublasLtMatmulHeuristicResult_t>> heuristicResults(
     cublasLtHandle_t lt, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
     cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d, size_t limit, int count, const std::string& where) {

@@ -61,6 +61,20 @@ int pickAlgo(const std::vector<AlgoOption>& options, bool small);
 /// The most workspace any usable option needs (a call that times them all, as the CIN's, needs this much).
 size_t workspaceForAll(const std::vector<AlgoOption>& options);
 
+/// The weight of device memory against replay time when chooseBatch
+/// (cuda_executable.h) picks a workspace variant: the reward's default
+/// lambda_m (include/cagr/env.h), so the backend trades bytes for time at
+/// the rate the optimizer does.
+constexpr double kWorkspaceMemoryWeight = 0.1;
+/// chooseBatch's pick among a batch size's workspace variants, each timed
+/// (`medianMs`) and sized (`bytes`: weights, arena, CIN scratch): the one
+/// with the least score L / L_fastest + memoryWeight * M / M_fastest (the
+/// reward's relative terms, with the fastest variant as the baseline); of
+/// the variants whose score is within `tolerance` of that least, the one
+/// with the fewest bytes. -1 when there is none or the sizes differ.
+int pickWorkspaceVariant(const std::vector<double>& medianMs, const std::vector<size_t>& bytes, double memoryWeight,
+                         double tolerance);
+
 /// An algorithm and the workspace it needs.
 struct ChosenAlgo {
   cublasLtMatmulAlgo_t algo{};

@@ -109,9 +109,11 @@ std::string CudaExecutable::stepWhere(size_t s) const {
 }
 
 StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::makeBatch(const SymbolBindings& b,
-                                                                           size_t gemmWorkspace) {
+                                                                           size_t gemmWorkspace, size_t cinWorkspace) {
   auto bt = std::make_unique<Batch>();
   bt->bindings = b;
+  bt->gemmWorkspaceLimit = gemmWorkspace;
+  bt->cinWorkspaceLimit = cinWorkspace;
   CAGR_ASSIGN_OR_RETURN(bt->plan, arenaShapes(g_, prog_, b));
   CAGR_RETURN_IF_ERROR(chooseGemms(*bt, gemmWorkspace));
   // Each library call's workspace is scratch of its step in the arena: it

@@ -23,9 +23,9 @@
 namespace cagr::cuda {
 
 /// chooseBatch: replays timed per variant (kWorkspaceChoiceRounds rounds of
-/// kWorkspaceChoiceReplays, interleaved), and how much slower (relative
-/// median) than the fastest a variant with less workspace may be and still
-/// be kept for its smaller arena. Measured on the H200 (bench/cuda/README.md): without
+/// kWorkspaceChoiceReplays, interleaved), and how far above the best score
+/// (relative median time + kWorkspaceMemoryWeight x relative device bytes,
+/// cuda_blas.h) a variant with fewer bytes may be and still be kept. Measured on the H200 (bench/cuda/README.md): without
 /// workspace DLRM's fp32 plan at batch 4096 replays in 136 us instead of 152
 /// and DeepFM's in 152 instead of 174, while DCN-v2's at 256 slows from 52 to 76.
 constexpr int kWorkspaceChoiceRounds = 3;
@@ -65,12 +65,14 @@ class CudaExecutable final : public Executable, public DeviceTimed {
 
   /// The batch state for these inputs' shapes (built on first use), inputs uploaded.
   StatusOr<Batch*> bind(const std::vector<std::pair<std::string, Tensor>>& inputs);
-  /// The batch state with library GEMMs limited to `gemmWorkspace` bytes of workspace each.
-  StatusOr<std::unique_ptr<Batch>> makeBatch(const SymbolBindings& b, size_t gemmWorkspace);
+  /// The batch state with library calls limited to `gemmWorkspace` bytes of
+  /// workspace each and CIN GEMMs to `cinWorkspace`.
+  StatusOr<std::unique_ptr<Batch>> makeBatch(const SymbolBindings& b, size_t gemmWorkspace, size_t cinWorkspace);
   /// makeBatch with the heuristics' workspace limit, kSmallWorkspaceLimit or
-  /// none: when the first uses workspace, the variant with the least that
-  /// replays no slower than the fastest (within kWorkspaceChoiceTolerance;
-  /// all timed on `given`, interleaved, cuda_launch.cc).
+  /// none for library calls (CIN GEMMs keep theirs), then none anywhere:
+  /// when the first uses workspace, the variant pickWorkspaceVariant
+  /// takes (replay time against device bytes at the reward's lambda_m; all
+  /// timed on `given`, interleaved, cuda_launch.cc).
   StatusOr<std::unique_ptr<Batch>> chooseBatch(const SymbolBindings& b, const std::vector<Tensor>& given);
   /// The library calls' algorithms and workspace needs (before the arena is placed).
   Status chooseGemms(Batch& bt, size_t gemmWorkspace);
@@ -111,9 +113,6 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   DevicePtr weights_;
   size_t weightBytes_ = 0;
   std::vector<size_t> weightOffset_;  // per Program::weights
-  // The most workspace one library call may ask for (the heuristics' limit);
-  // what is allocated is sized to the chosen algorithms (in the arena).
-  size_t workspacePerStream_ = kWorkspaceLimit;
   std::map<std::vector<int64_t>, std::unique_ptr<Batch>> batches_;  // by symbol values
   Batch* last_ = nullptr;
   bool syncEachStep_ = false;  // CAGR_CUDA_SYNC=1: no graph, a failing kernel is named

@@ -2,6 +2,7 @@
 // build it (cuda_executable.cc) and issue it (cuda_launch.cc).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,8 @@ struct CudaExecutable::Batch {
   SymbolBindings bindings;
   ArenaPlan plan;                                   // library workspaces placed in it as step scratch
   DevicePtr arena;                                  // plan.size bytes
+  size_t gemmWorkspaceLimit = 0;                    // the most workspace one library call may ask for
+  size_t cinWorkspaceLimit = 0;                     // ... and one CIN GEMM
   size_t workspaceBytes = 0;                        // what the workspaces add to the arena's size
   size_t inputBytes = 0;                            // the graph inputs' arena bytes
   std::vector<void*> ptr;                           // value -> its device bytes (arena values; views use their root)
@@ -34,6 +37,18 @@ struct CudaExecutable::Batch {
   DevicePtr cinScratch;                             // the CIN steps' outer-product chunks, a slice per stream
   std::vector<size_t> cinScratchOffset;             // per stream: its slice's offset
   size_t cinScratchBytes = 0;
+
+  /// The most workspace any one library call / CIN GEMM was given.
+  size_t largestGemmWorkspace() const {
+    size_t most = 0;
+    for (const auto& g : gemm) most = std::max(most, g ? g->workspaceBytes() : 0);
+    return most;
+  }
+  size_t largestCinWorkspace() const {
+    size_t most = 0;
+    for (const auto& c : cin) most = std::max(most, c ? c->workspaceBytes() : 0);
+    return most;
+  }
 };
 
 }  // namespace cagr::cuda

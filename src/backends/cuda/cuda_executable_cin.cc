@@ -37,7 +37,7 @@ Status CudaExecutable::prepareCin(Batch& bt, size_t s) {
   if (shape.size() != 3) return internalError(stepWhere(s) + ": xk has no [B, H, D] shape");
   bt.cin.resize(prog_.steps.size());
   CAGR_ASSIGN_OR_RETURN(bt.cin[s],
-                        PreparedCin::create(*blas_, c, std::move(k), buf, shape[0], workspacePerStream_, stepWhere(s)));
+                        PreparedCin::create(*blas_, c, std::move(k), buf, shape[0], bt.cinWorkspaceLimit, stepWhere(s)));
   bt.shapes[s] = bt.cin[s]->shapeText();
   return Status::ok();
 }

@@ -3,10 +3,13 @@
 // that into one CUDA graph per batch size (after a warm-up run that syncs
 // after each step, so lazy loading stays out of the capture and a faulting
 // kernel is named), its replay, and the event-timed measurements -- among
-// them chooseBatch's, which keeps the leanest of a batch size's library
-// workspace variants that is about as fast as the fastest
-// (CAGR_CUDA_WORKSPACE_CHOICE=0: always the heuristics').
+// them chooseBatch's, which keeps the library workspace variant of a batch
+// size that trades replay time against device bytes best (at the reward's
+// lambda_m)
+// (CAGR_CUDA_WORKSPACE_CHOICE=0: always the heuristics'; =log: the choice on
+// stderr).
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -28,12 +31,17 @@ StatusOr<double> elapsedMs(const EventPtr& a, const EventPtr& b) {
   return static_cast<double>(ms);
 }
 
+const char* workspaceChoiceEnv() { return std::getenv("CAGR_CUDA_WORKSPACE_CHOICE"); }
+
 bool workspaceChoice() {
-  static const bool kOn = [] {
-    const char* v = std::getenv("CAGR_CUDA_WORKSPACE_CHOICE");
-    return v == nullptr || std::strcmp(v, "0") != 0;
-  }();
+  static const bool kOn = workspaceChoiceEnv() == nullptr || std::strcmp(workspaceChoiceEnv(), "0") != 0;
   return kOn;
+}
+
+// CAGR_CUDA_WORKSPACE_CHOICE=log: each variant's time and bytes on stderr.
+bool workspaceChoiceLog() {
+  static const bool kLog = workspaceChoiceEnv() != nullptr && std::strcmp(workspaceChoiceEnv(), "log") == 0;
+  return kLog;
 }
 
 double median(std::vector<double> v) {
@@ -180,15 +188,22 @@ StatusOr<std::vector<double>> CudaExecutable::replayTimes(Batch& bt, int replays
 
 StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::chooseBatch(const SymbolBindings& b,
                                                                              const std::vector<Tensor>& given) {
-  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Batch> first, makeBatch(b, kWorkspaceLimit));
-  if (syncEachStep_ || first->workspaceBytes == 0 || !workspaceChoice()) return first;
+  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Batch> first, makeBatch(b, kWorkspaceLimit, kWorkspaceLimit));
+  if (syncEachStep_ || (first->largestGemmWorkspace() == 0 && first->largestCinWorkspace() == 0) ||
+      !workspaceChoice()) {
+    return first;
+  }
   // Variants by falling workspace limit; one whose limit the previous
   // variant already keeps to would be the same plan.
   std::vector<std::unique_ptr<Batch>> v;
   v.push_back(std::move(first));
-  for (size_t limit : {kSmallWorkspaceLimit, size_t{0}}) {
-    if (v.back()->workspaceBytes <= limit) continue;
-    StatusOr<std::unique_ptr<Batch>> bt = makeBatch(b, limit);
+  // Library calls' workspace first (the CIN GEMMs' split-K kernels are what
+  // make a small batch's CIN fast), then none anywhere.
+  const std::pair<size_t, size_t> limits[] = {
+      {kSmallWorkspaceLimit, kWorkspaceLimit}, {0, kWorkspaceLimit}, {0, 0}};
+  for (auto [gemm, cin] : limits) {
+    if (v.back()->largestGemmWorkspace() <= gemm && v.back()->largestCinWorkspace() <= cin) continue;
+    StatusOr<std::unique_ptr<Batch>> bt = makeBatch(b, gemm, cin);
     if (bt.isOk()) v.push_back(std::move(*bt));  // else some call has no algorithm within the limit
   }
   if (v.size() == 1) return std::move(v[0]);
@@ -202,13 +217,20 @@ StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::chooseBatch(con
     }
   }
   std::vector<double> med;
-  for (const auto& t : ms) med.push_back(median(t));
-  const double fastest = *std::min_element(med.begin(), med.end());
-  size_t keep = 0;
+  std::vector<size_t> bytes;
   for (size_t i = 0; i < v.size(); ++i) {
-    if (med[i] <= fastest * (1.0 + kWorkspaceChoiceTolerance)) keep = i;  // the last: the least workspace
+    med.push_back(median(ms[i]));
+    bytes.push_back(weightBytes_ + v[i]->plan.size + v[i]->cinScratchBytes);
   }
-  return std::move(v[keep]);
+  const int keep = pickWorkspaceVariant(med, bytes, kWorkspaceMemoryWeight, kWorkspaceChoiceTolerance);
+  for (size_t i = 0; i < v.size() && workspaceChoiceLog(); ++i) {
+    std::fprintf(stderr,
+                 "workspace variant %zu: GEMMs %zu B and CIN GEMMs %zu B of workspace, %zu B on the device, replay "
+                 "median %.4f ms%s\n",
+                 i, v[i]->largestGemmWorkspace(), v[i]->largestCinWorkspace(), bytes[i], med[i],
+                 static_cast<int>(i) == keep ? " (kept)" : "");
+  }
+  return std::move(v[static_cast<size_t>(std::max(keep, 0))]);
 }
 
 StatusOr<ReplayTiming> CudaExecutable::timeReplays(const std::vector<std::pair<std::string, Tensor>>& inputs,
