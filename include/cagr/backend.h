@@ -29,6 +29,11 @@ struct BackendCapabilities {
 
 struct CompileOptions {
   int threads = 0;  // 0: all hardware threads
+  // How device memory weighs against time where a backend chooses between
+  // variants of a compiled plan by measuring them (the CUDA backend's
+  // library workspaces): the reward's lambda_m (EnvConfig::lambdaM), the
+  // relative memory change worth the same as a relative latency change.
+  double memoryWeight = 0.1;
 };
 
 /// Measured time of one kernel of a compiled plan (one fusion group).

@@ -46,9 +46,12 @@ StatusOr<Target> benchTarget(const CudaBenchArgs& a) {
   return t;
 }
 
-StatusOr<std::unique_ptr<Executable>> compileWith(const Graph& plan, bool cache, cuda::CompileStats& stats) {
+StatusOr<std::unique_ptr<Executable>> compileWith(const Graph& plan, bool cache, double lambdaM,
+                                                  cuda::CompileStats& stats) {
   CAGR_ASSIGN_OR_RETURN(std::unique_ptr<ExecutionBackend> backend, cuda::makeCudaBackend({cache}));
-  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, backend->compile(plan));
+  CompileOptions opts;
+  opts.memoryWeight = lambdaM;
+  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, backend->compile(plan, opts));
   auto* timed = dynamic_cast<cuda::DeviceTimed*>(exe.get());
   if (timed == nullptr) return internalError("the cuda backend's executable has no device timing");
   stats = timed->compileStats();
@@ -57,9 +60,9 @@ StatusOr<std::unique_ptr<Executable>> compileWith(const Graph& plan, bool cache,
 
 StatusOr<PlanTiming> timePlan(const Graph& plan, const CudaBenchArgs& a, const Inputs& inputs) {
   PlanTiming t;
-  CAGR_RETURN_IF_ERROR(compileWith(plan, false, t.cold).status());   // NVRTC from scratch
-  CAGR_RETURN_IF_ERROR(compileWith(plan, true, t.cached).status());  // fills the cache if needed
-  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, compileWith(plan, true, t.cached));
+  CAGR_RETURN_IF_ERROR(compileWith(plan, false, a.lambdaM, t.cold).status());   // NVRTC from scratch
+  CAGR_RETURN_IF_ERROR(compileWith(plan, true, a.lambdaM, t.cached).status());  // fills the cache if needed
+  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, compileWith(plan, true, a.lambdaM, t.cached));
   CAGR_ASSIGN_OR_RETURN(t.outputs, exe->run(inputs));
   CAGR_ASSIGN_OR_RETURN(t.replay, dynamic_cast<cuda::DeviceTimed&>(*exe).timeReplays(inputs, a.replays, 20));
   std::vector<double> ms = t.replay.replayMs;
@@ -140,7 +143,7 @@ StatusOr<nlohmann::json> breakdowns(const Graph& base, const Graph& best, const 
   nlohmann::json j;
   for (const auto& [name, plan] : {std::pair<std::string, const Graph*>{"unoptimized", &base}, {a.policy, &best}}) {
     cuda::CompileStats stats;
-    CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, compileWith(*plan, true, stats));
+    CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, compileWith(*plan, true, a.lambdaM, stats));
     CAGR_ASSIGN_OR_RETURN(Breakdown b, profileKernels(*exe, *plan, inputs, std::max(a.replays / 4, 20), &model));
     b.device = device;
     if (!a.json) {
@@ -159,6 +162,7 @@ void printJson(const CudaBenchArgs& a, const OptimizeResult& opt, const PlanTimi
   j["policy"] = opt.policy;
   j["precision"] = a.precision;
   j["batch"] = a.batch;
+  j["lambda_m"] = a.lambdaM;
   j["device"] = best.replay.device;
   j["latency_ms"] = best.medianMs;
   j["latency_kind"] = "measured (median CUDA-graph replay, CUDA events, " + best.replay.device + ")";
@@ -197,7 +201,7 @@ int runCudaBench(const CudaBenchArgs& a) {
   if (!m.isOk()) return fail(m.status());
   auto t = benchTarget(a);
   if (!t.isOk()) return fail(t.status());
-  auto setup = setUpBench(m->graph, *t, a.inputs, a.batch, a.policy, a.precision != "fp32");
+  auto setup = setUpBench(m->graph, *t, a.inputs, a.batch, a.policy, a.precision != "fp32", a.lambdaM);
   if (!setup.isOk()) return fail(setup.status().withContext(a.model));
   const BenchInputs& inputs = setup->inputs;
   const OptimizeResult* opt = &setup->opt;

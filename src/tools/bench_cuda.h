@@ -18,6 +18,7 @@ struct CudaBenchArgs {
   int replays = 200;  // timed graph replays per plan
   bool json = false;
   bool breakdown = false;  // also time each plan step by step and join the cost model's per-kernel times
+  double lambdaM = 0.1;    // the reward's memory weight: the plan's and the executable's workspace choice
 };
 
 /// Runs the benchmark; returns the process exit code (errors printed).

@@ -51,7 +51,7 @@ BenchInputs synthesizeInputs(const Graph& g, int64_t batch) {
 }
 
 StatusOr<BenchSetup> setUpBench(const Graph& model, const Target& t, const std::string& inputsPath, int64_t batch,
-                                const std::string& policy, bool reducedPrecision) {
+                                const std::string& policy, bool reducedPrecision, double lambdaM) {
   BenchSetup s;
   if (!inputsPath.empty()) {
     CAGR_ASSIGN_OR_RETURN(s.inputs, readNpz(inputsPath));
@@ -61,6 +61,7 @@ StatusOr<BenchSetup> setUpBench(const Graph& model, const Target& t, const std::
   CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Policy> p, makePolicy(policy));
   EnvConfig cfg;
   cfg.batch = batch;
+  cfg.lambdaM = lambdaM;
   if (!reducedPrecision) cfg.disabled.push_back(ActionKind::kSetPrecision);
   CAGR_ASSIGN_OR_RETURN(s.opt, optimize(model, t, *p, cfg));
   return s;

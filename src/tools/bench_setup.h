@@ -26,10 +26,10 @@ struct BenchSetup {
 };
 
 /// Inputs from `inputsPath` (or synthesized at `batch`) and `policy`'s plan
-/// of `model` for `t` at `batch`; without `reducedPrecision` the policy gets
-/// no set_precision action (fp32 plans).
+/// of `model` for `t` at `batch` under the reward's `lambdaM`; without
+/// `reducedPrecision` the policy gets no set_precision action (fp32 plans).
 StatusOr<BenchSetup> setUpBench(const Graph& model, const Target& t, const std::string& inputsPath, int64_t batch,
-                                const std::string& policy, bool reducedPrecision);
+                                const std::string& policy, bool reducedPrecision, double lambdaM);
 
 /// Writes `outputs` of `plan` to `path` (.npz, keyed by output names).
 Status writeBenchOutputs(const std::string& path, const Graph& plan, const std::vector<Tensor>& outputs);

@@ -30,6 +30,7 @@ struct BenchArgs {
   bool reducedPrecision = false;
   bool breakdown = false;
   std::string precision = "fp32";  // --target cuda: fp32 | tf32 | bf16
+  double lambdaM = 0.1;            // the reward's memory weight
 };
 
 struct Timing {
@@ -45,6 +46,7 @@ StatusOr<Timing> timePlan(ExecutionBackend& backend, const Graph& plan, const Be
                           const std::vector<std::pair<std::string, Tensor>>& inputs) {
   CompileOptions opts;
   opts.threads = a.threads;
+  opts.memoryWeight = a.lambdaM;
   CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, backend.compile(plan, opts));
   Timing t;
   for (int i = 0; i < 3; ++i) {  // warm-up: primitives, arena
@@ -96,7 +98,7 @@ StatusOr<nlohmann::json> breakdowns(ExecutionBackend& backend, const Graph& base
 int runBench(const BenchArgs& a) {
   if (a.target == "cuda") {  // bench_cuda.cc: graph replays timed on the GPU
     return runCudaBench({a.model, a.hw, a.policy, a.inputs, a.output, a.precision, a.batch, std::max(a.minRuns, 200),
-                         a.json, a.breakdown});
+                         a.json, a.breakdown, a.lambdaM});
   }
   if (a.target != "cpu") return fail(unsupported("--target " + a.target + ": cagr bench runs the cpu or the cuda backend"));
   auto m = loadModel(a.model);
@@ -104,7 +106,7 @@ int runBench(const BenchArgs& a) {
   auto t = resolveTarget(a.hw.empty() ? "cpu" : a.hw);
   if (!t.isOk()) return fail(t.status());
   if (t->backend != Backend::kCpu) return fail(invalidArgument("--hw " + a.hw + " is not a CPU profile"));
-  auto setup = setUpBench(m->graph, *t, a.inputs, a.batch, a.policy, a.reducedPrecision);  // fp32 plans unless asked
+  auto setup = setUpBench(m->graph, *t, a.inputs, a.batch, a.policy, a.reducedPrecision, a.lambdaM);  // fp32 plans unless asked
   if (!setup.isOk()) return fail(setup.status().withContext(a.model));
   const BenchInputs& inputs = setup->inputs;
   const OptimizeResult* opt = &setup->opt;
@@ -128,6 +130,7 @@ int runBench(const BenchArgs& a) {
     j["policy"] = opt->policy;
     j["precision"] = a.reducedPrecision ? "reduced allowed" : "fp32";
     j["batch"] = a.batch;
+    j["lambda_m"] = a.lambdaM;
     j["threads"] = threads;
     j["latency_ms"] = best->medianMs;
     j["latency_kind"] = "measured (median, cpu backend, this host)";
@@ -191,6 +194,10 @@ void addBench(CLI::App& app, int& exitCode) {
                 "let the policy choose bf16 / f16 / int8 tables (default: fp32 plans only)");
   cmd->add_option("--output", args->output, ".npz to write the optimized plan's outputs to");
   cmd->add_flag("--json", args->json, "print one JSON object");
+  cmd->add_option("--lambda-m", args->lambdaM,
+                  "weight of peak memory in the reward (default 0.1): for the plan, and for the cuda backend's "
+                  "choice of library workspace")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--breakdown", args->breakdown,
                 "also time each plan kernel by kernel and print where the time goes (measured)");
   cmd->callback([args, &exitCode] { exitCode = runBench(*args); });

@@ -20,6 +20,7 @@
 #include "backends/cuda/cuda_program.h"
 #include "backends/cuda/cuda_timing.h"
 #include "cagr/backend.h"
+#include "cagr/env.h"
 #include "cagr/reference.h"
 
 namespace cagr {
@@ -57,6 +58,12 @@ TEST(CudaMemory, WorkspaceVariantTradesTimeAgainstBytesAtTheRewardsRate) {
   // The weight decides: no weight, only time (within the tolerance) counts.
   EXPECT_EQ(cuda::pickWorkspaceVariant({38.0, 39.3}, {5800, 3700}, 0.0, tol), 0);
   EXPECT_EQ(cuda::pickWorkspaceVariant({}, {}, w, tol), -1);
+  // A heavier weight (cagr bench --lambda-m 0.3) takes the lean one where 0.1 does not.
+  EXPECT_EQ(cuda::pickWorkspaceVariant({38.3, 40.7}, {5824000, 3691264}, w, tol), 0);
+  EXPECT_EQ(cuda::pickWorkspaceVariant({38.3, 40.7}, {5824000, 3691264}, 0.3, tol), 1);
+  // The backend's default is the reward's default lambda_m.
+  EXPECT_DOUBLE_EQ(CompileOptions{}.memoryWeight, EnvConfig{}.lambdaM);
+  EXPECT_DOUBLE_EQ(cuda::kWorkspaceMemoryWeight, EnvConfig{}.lambdaM);
   EXPECT_EQ(cuda::pickWorkspaceVariant({1.0}, {1, 2}, w, tol), -1);
 }
 

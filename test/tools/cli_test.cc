@@ -103,9 +103,11 @@ TEST_F(CliTest, OptimizeRejectsUnknownTargetsAndPolicies) {
 }
 
 TEST_F(CliTest, BenchTimesBothPlansOnTheCpuBackend) {
-  Result r = cagr("bench " + src("zoo/onnx/dlrm_criteo.dynamo.onnx") + " --target cpu --batch 32 --seconds 0 --runs 2 --json");
+  Result r = cagr("bench " + src("zoo/onnx/dlrm_criteo.dynamo.onnx") +
+                  " --target cpu --batch 32 --seconds 0 --runs 2 --lambda-m 0.3 --json");
   ASSERT_EQ(r.code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["lambda_m"].get<double>(), 0.3);
   EXPECT_EQ(j["latency_kind"].get<std::string>().rfind("measured", 0), 0u);
   EXPECT_GT(j["latency_ms"].get<double>(), 0);
   EXPECT_GT(j["baseline_latency_ms"].get<double>(), 0);
@@ -120,6 +122,12 @@ TEST_F(CliTest, BenchTimesBothPlansOnTheCpuBackend) {
   } else {
     EXPECT_EQ(nlohmann::json::parse(gpu.out)["target"], "cuda") << gpu.out;
   }
+}
+
+TEST_F(CliTest, BenchRefusesANegativeMemoryWeight) {
+  Result r = cagr("bench " + src("zoo/onnx/dlrm_criteo.dynamo.onnx") + " --target cpu --lambda-m -1");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("--lambda-m"), std::string::npos) << r.out;
 }
 
 TEST_F(CliTest, ExportPrintsMlirText) {

@@ -42,7 +42,7 @@ class CudaBackend : public ExecutionBackend {
     return c;
   }
 
-  StatusOr<std::unique_ptr<Executable>> compile(const Graph& given, const CompileOptions&) override {
+  StatusOr<std::unique_ptr<Executable>> compile(const Graph& given, const CompileOptions& opts) override {
     const DeviceInfo& dev = deviceInfo();
     if (!dev.available) return unsupported("no CUDA device: " + dev.reason);
     auto t0 = std::chrono::steady_clock::now();
@@ -76,7 +76,8 @@ class CudaBackend : public ExecutionBackend {
     CAGR_ASSIGN_OR_RETURN(
         std::unique_ptr<CudaExecutable> exe,
         CudaExecutable::create(std::move(plan), std::move(program),
-                               module.cubin.empty() && module.ptx.empty() ? nullptr : &module, stats));
+                               module.cubin.empty() && module.ptx.empty() ? nullptr : &module, stats,
+                               opts.memoryWeight));
     return std::unique_ptr<Executable>(std::move(exe));
   }
 

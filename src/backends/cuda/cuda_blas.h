@@ -61,10 +61,10 @@ int pickAlgo(const std::vector<AlgoOption>& options, bool small);
 /// The most workspace any usable option needs (a call that times them all, as the CIN's, needs this much).
 size_t workspaceForAll(const std::vector<AlgoOption>& options);
 
-/// The weight of device memory against replay time when chooseBatch
+/// The default weight of device memory against replay time when chooseBatch
 /// (cuda_executable.h) picks a workspace variant: the reward's default
 /// lambda_m (include/cagr/env.h), so the backend trades bytes for time at
-/// the rate the optimizer does.
+/// the rate the optimizer does (CompileOptions::memoryWeight sets it).
 constexpr double kWorkspaceMemoryWeight = 0.1;
 /// chooseBatch's pick among a batch size's workspace variants, each timed
 /// (`medianMs`) and sized (`bytes`: weights, arena, CIN scratch): the one

@@ -36,9 +36,12 @@ CudaExecutable::~CudaExecutable() {
 }
 
 StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::create(std::shared_ptr<const Graph> plan, Program program,
-                                                                 const CompiledModule* module, CompileStats stats) {
+                                                                 const CompiledModule* module, CompileStats stats,
+                                                                 double memoryWeight) {
   auto t0 = std::chrono::steady_clock::now();
+  if (!(memoryWeight >= 0)) return invalidArgument("a negative memory weight (lambda_m)");
   std::unique_ptr<CudaExecutable> e(new CudaExecutable(std::move(plan), std::move(program), stats));
+  e->memoryWeight_ = memoryWeight;
   CAGR_RETURN_IF_ERROR(checkCuda(cudaSetDevice(deviceInfo().device), "cudaSetDevice"));
   CAGR_RETURN_IF_ERROR(e->uploadWeights());
   if (!e->prog_.kernels.empty()) {

@@ -24,7 +24,7 @@ namespace cagr::cuda {
 
 /// chooseBatch: replays timed per variant (kWorkspaceChoiceRounds rounds of
 /// kWorkspaceChoiceReplays, interleaved), and how far above the best score
-/// (relative median time + kWorkspaceMemoryWeight x relative device bytes,
+/// (relative median time + the memory weight x relative device bytes,
 /// cuda_blas.h) a variant with fewer bytes may be and still be kept. Measured on the H200 (bench/cuda/README.md): without
 /// workspace DLRM's fp32 plan at batch 4096 replays in 136 us instead of 152
 /// and DeepFM's in 152 instead of 174, while DCN-v2's at 256 slows from 52 to 76.
@@ -35,9 +35,12 @@ constexpr double kWorkspaceChoiceTolerance = 0.01;
 class CudaExecutable final : public Executable, public DeviceTimed {
  public:
   /// Uploads the weights, loads `module` (may be null when the program has
-  /// no generated kernels) and creates the streams and library handles.
+  /// no generated kernels) and creates the streams and library handles;
+  /// `memoryWeight` is what chooseBatch weighs device bytes with
+  /// (CompileOptions::memoryWeight).
   static StatusOr<std::unique_ptr<CudaExecutable>> create(std::shared_ptr<const Graph> plan, Program program,
-                                                          const CompiledModule* module, CompileStats stats);
+                                                          const CompiledModule* module, CompileStats stats,
+                                                          double memoryWeight = kWorkspaceMemoryWeight);
   ~CudaExecutable() override;
 
   StatusOr<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs) override;
@@ -116,6 +119,7 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   std::map<std::vector<int64_t>, std::unique_ptr<Batch>> batches_;  // by symbol values
   Batch* last_ = nullptr;
   bool syncEachStep_ = false;  // CAGR_CUDA_SYNC=1: no graph, a failing kernel is named
+  double memoryWeight_ = kWorkspaceMemoryWeight;  // chooseBatch's lambda_m
 };
 
 }  // namespace cagr::cuda

@@ -222,7 +222,7 @@ StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::chooseBatch(con
     med.push_back(median(ms[i]));
     bytes.push_back(weightBytes_ + v[i]->plan.size + v[i]->cinScratchBytes);
   }
-  const int keep = pickWorkspaceVariant(med, bytes, kWorkspaceMemoryWeight, kWorkspaceChoiceTolerance);
+  const int keep = pickWorkspaceVariant(med, bytes, memoryWeight_, kWorkspaceChoiceTolerance);
   for (size_t i = 0; i < v.size() && workspaceChoiceLog(); ++i) {
     std::fprintf(stderr,
                  "workspace variant %zu: GEMMs %zu B and CIN GEMMs %zu B of workspace, %zu B on the device, replay "
