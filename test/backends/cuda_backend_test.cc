@@ -368,13 +368,17 @@ TEST(CudaProgram, LibraryStepsStreamsWaitsAndArenaAcrossStreams) {
   ASSERT_TRUE(one.isOk());
   EXPECT_LT(one->size, two->size);               // one stream: more reuse
   for (size_t v = 0; v < g1.numValues(); ++v) {  // what is in the arena: 16x64 floats, aligned
-    if (one->inArena[v]) EXPECT_EQ(one->bytes[v], 64u * 16 * 4);
+    if (one->inArena[v]) {
+      EXPECT_EQ(one->bytes[v], 64u * 16 * 4);
+    }
   }
   // The warm-up run and every graph replay read the once-uploaded input
   // again: it shares bytes with nothing.
   ValueId x = g1.inputs()[0];
   for (size_t v = 0; v < g1.numValues(); ++v) {
-    if (one->inArena[v] && static_cast<ValueId>(v) != x) EXPECT_FALSE(overlap(*one, x, static_cast<ValueId>(v))) << v;
+    if (one->inArena[v] && static_cast<ValueId>(v) != x) {
+      EXPECT_FALSE(overlap(*one, x, static_cast<ValueId>(v))) << v;
+    }
   }
 }
 
@@ -450,7 +454,9 @@ TEST(CudaProgram, EveryZooPlanLowersToLibraryCallsAndGeneratedKernels) {
           if (gemm && s.kind == cuda::StepKind::kGenerated) generated += " " + nodeWhere(*g, n) + ": " + s.name;
         }
       }
-      if (g == &hir) EXPECT_EQ(static_cast<int>(p->gemms.size()), gemms) << which << generated;
+      if (g == &hir) {
+        EXPECT_EQ(static_cast<int>(p->gemms.size()), gemms) << which << generated;
+      }
       EXPECT_EQ(p->moduleSource.empty(), p->kernels.empty()) << which;
     }
   }

@@ -76,7 +76,9 @@ TEST_P(ZooTest, RecognisesRecOps) {
     EXPECT_EQ(count[OpKind::kInteraction], 1);
     EXPECT_EQ(count[OpKind::kGatherND] + count[OpKind::kMatMul] + count[OpKind::kTranspose], 0);
   }
-  if (c.model == "deepfm") EXPECT_EQ(count[OpKind::kFM], 1);
+  if (c.model == "deepfm") {
+    EXPECT_EQ(count[OpKind::kFM], 1);
+  }
   if (c.model == "xdeepfm") {
     EXPECT_EQ(count[OpKind::kCIN], 3);
     EXPECT_EQ(count[OpKind::kEinsum], 0);

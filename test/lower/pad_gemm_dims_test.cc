@@ -71,9 +71,15 @@ TEST(PadGemmDims, WidensTheCrossTowerAndKeepsTheOutputs) {
   EXPECT_EQ(padded->type(m.x2).dims[1], 16);
   EXPECT_EQ(padded->type(m.head).dims, g.type(m.head).dims);
   for (const Node& n : padded->nodes()) {
-    if (n.name == "cat") EXPECT_EQ(padded->type(n.outputs[0]).dims[1], 16 + kHidden);
-    if (n.name == "out") EXPECT_EQ(padded->type(n.inputs[1]).dims, (std::vector<Dim>{16 + kHidden, 1}));
-    if (n.name == "cross0") EXPECT_EQ(padded->type(n.inputs[2]).dims, std::vector<Dim>{16});
+    if (n.name == "cat") {
+      EXPECT_EQ(padded->type(n.outputs[0]).dims[1], 16 + kHidden);
+    }
+    if (n.name == "out") {
+      EXPECT_EQ(padded->type(n.inputs[1]).dims, (std::vector<Dim>{16 + kHidden, 1}));
+    }
+    if (n.name == "cross0") {
+      EXPECT_EQ(padded->type(n.inputs[2]).dims, std::vector<Dim>{16});
+    }
   }
   for (int64_t batch : {1, 7}) {
     auto want = runReference(g, inputs(batch));

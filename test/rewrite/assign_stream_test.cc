@@ -144,7 +144,9 @@ TEST(AssignStreamTest, DeepFmDnnTowerBesideFmAndLinearPart) {
   rwtest::expectSameOutputs(g, h, rwtest::zooInputs("deepfm"));
   // With the tower on stream 1, the FM/linear branch may not follow it there.
   for (const Candidate& c : candidatesOf(h, t, ActionKind::kAssignStream)) {
-    if (holds(h, c, "node_sum_1.fm")) EXPECT_NE(c.action.arg, 1);
+    if (holds(h, c, "node_sum_1.fm")) {
+      EXPECT_NE(c.action.arg, 1);
+    }
   }
 }
 

@@ -80,7 +80,9 @@ TEST_F(CliTest, OptimizeWritesPlansThatRunAndMatchTheModel) {
     EXPECT_EQ(j["target"], "h200");
     EXPECT_LE(j["latency_ms"].get<double>(), j["baseline_latency_ms"].get<double>() * (policy[0] == 'r' ? 10 : 1));
     for (const auto& d : j["decisions"]) EXPECT_TRUE(d.contains("gain_ms_modelled") && d.contains("kind"));
-    if (std::string(policy) == "greedy") EXPECT_GT(j["decisions"].size(), 3u);
+    if (std::string(policy) == "greedy") {
+      EXPECT_GT(j["decisions"].size(), 3u);
+    }
     std::string out = tmp("y.npz");
     Result r = cagr("run " + plan + " --inputs " + src("zoo/ref/dlrm_criteo.b7.inputs.npz") + " --output " + out);
     ASSERT_EQ(r.code, 0) << r.out;
