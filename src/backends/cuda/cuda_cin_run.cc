@@ -79,6 +79,7 @@ StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, con
   }
   p->lanes_ = batch > 0 ? cinLanes() : 1;
   const size_t budget = cinChunkBudget(p->lanes_, static_cast<size_t>(l2), c.elementBytes);
+  p->budget_ = budget;
   p->rows_ = c.chunkRows(batch, budget);
   const int64_t chunks = (std::max<int64_t>(batch, 1) + p->rows_ - 1) / p->rows_;
   p->lanes_ = static_cast<int>(std::min<int64_t>(p->lanes_, chunks));
@@ -153,12 +154,14 @@ StatusOr<size_t> PreparedCin::prepareGemm(int part, int64_t rows, size_t limit) 
   auto tuned = ctx_->algos().find(key + ",tuned");
   if (tuned != ctx_->algos().end()) {
     algo_[part] = tuned->second.algo;
+    partWorkspace_[part] = tuned->second.workspace;
     return tuned->second.workspace;
   }
   CAGR_ASSIGN_OR_RETURN(std::vector<cublasLtMatmulHeuristicResult_t> results,
                         heuristicResults(ctx_->lt(), desc_, layoutW_, layoutZ_[part], layoutY_[part], layoutY_[part],
                                          limit, kCinTuneCandidates, w + " (CIN GEMM)"));
   algo_[part] = results[0].algo;  // the heuristic's first choice, until tune() times the others
+  partWorkspace_[part] = results[0].workspaceSize;
   for (const cublasLtMatmulHeuristicResult_t& r : results) candidates_[part].push_back({r.algo, r.workspaceSize});
   // tune() may keep any candidate: room for the one that needs the most.
   return cinTuning() ? workspaceForAll(algoOptions(results)) : results[0].workspaceSize;
@@ -194,9 +197,19 @@ Status PreparedCin::tune(cudaStream_t stream, const void* wq, void* z, void* y, 
       }
     }
     algo_[part] = chosen.algo;
+    partWorkspace_[part] = chosen.workspace;
     ctx_->algos()[keys_[part] + ",tuned"] = chosen;
   }
   return Status::ok();
+}
+
+bool PreparedCin::keepChosenWorkspace() {
+  if (!tuned_ || batch_ == 0) return false;
+  const size_t need = std::max(partWorkspace_[0], batch_ % rows_ != 0 ? partWorkspace_[1] : 0);
+  if (need >= workspaceBytes_) return false;
+  workspaceBytes_ = need;
+  placeScratch(budget_);
+  return true;
 }
 
 std::string PreparedCin::shapeText() const {

@@ -6,8 +6,10 @@
 // pipelined, spread over lanes forked from it and joined back by events, in
 // a scratch buffer the executable shares between the CIN steps of a stream.
 // The scratch holds Wq, then per lane one chunk's Z and Y and the cuBLASLt
-// workspace its GEMMs need (the most any timed candidate needs, cuda_blas.h),
-// all sized to the batch: a small batch is one chunk of exactly its rows.
+// workspace its GEMMs need (for the first run, which times the candidates,
+// the most any of them needs, cuda_blas.h; then what the chosen ones need:
+// keepChosenWorkspace), all sized to the batch: a small batch is one chunk
+// of exactly its rows.
 #pragma once
 
 #include <cublasLt.h>
@@ -72,6 +74,10 @@ class PreparedCin {
   size_t workspaceBytes() const { return workspaceBytes_; }
   /// Enqueues the layer on `stream` with `scratch` (scratchBytes(), 256-aligned).
   Status enqueue(cudaStream_t stream, void* scratch) const;
+  /// After the first enqueue has timed the candidates: the workspace (and
+  /// so scratchBytes()) shrinks to what the chosen algorithms need; true
+  /// when it did (the caller then gives the layer a smaller scratch).
+  bool keepChosenWorkspace();
 
  private:
   PreparedCin() = default;
@@ -89,6 +95,8 @@ class PreparedCin {
   Kernels k_;
   Buffers buf_;
   int64_t batch_ = 0, rows_ = 0;  // samples in all, per chunk
+  size_t budget_ = 0;             // the chunk budget the scratch was placed with
+  mutable size_t partWorkspace_[2] = {0, 0};  // what the full / last chunk's algorithm needs
   int lanes_ = 1;
   size_t workspaceBytes_ = 0, scratch_ = 0;  // workspaceBytes_: each lane's, in the scratch
   size_t laneOffset_ = 0, laneBytes_ = 0;    // lane i's Z at laneOffset_ + i * laneBytes_ (Wq first)

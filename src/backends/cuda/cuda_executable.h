@@ -83,6 +83,7 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   Status prepareLaunch(Batch& bt, size_t step);
   Status prepareCin(Batch& bt, size_t step);  // a kCinGemm step (cuda_executable_cin.cc)
   Status allocateCinScratch(Batch& bt);       // after every step is prepared
+  Status shrinkCinScratch(Batch& bt);         // after the first run tuned the CIN GEMMs
   /// Stages `given` in pinned memory and copies it to the device (stream 0).
   Status upload(Batch& bt, const std::vector<Tensor>& given);
   Status copyIn(Batch& bt);   // staged inputs -> device

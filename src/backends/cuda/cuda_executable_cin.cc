@@ -42,6 +42,18 @@ Status CudaExecutable::prepareCin(Batch& bt, size_t s) {
   return Status::ok();
 }
 
+// The first run timed each CIN GEMM's candidates in a scratch with room for
+// the workspace any of them needs; the graph captured after it keeps only
+// what the chosen ones need.
+Status CudaExecutable::shrinkCinScratch(Batch& bt) {
+  bool smaller = false;
+  for (auto& c : bt.cin) smaller = (c && c->keepChosenWorkspace()) || smaller;
+  if (!smaller) return Status::ok();
+  CAGR_RETURN_IF_ERROR(checkCuda(cudaDeviceSynchronize(), "the first run, before its CIN scratch shrinks"));
+  bt.cinScratch.reset();
+  return allocateCinScratch(bt);
+}
+
 Status CudaExecutable::allocateCinScratch(Batch& bt) {
   std::vector<size_t> need(static_cast<size_t>(prog_.numStreams()), 0);
   for (size_t s = 0; s < bt.cin.size(); ++s) {

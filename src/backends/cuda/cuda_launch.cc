@@ -131,6 +131,7 @@ Status CudaExecutable::execute(Batch& bt) {
   if (syncEachStep_) return issue(bt, true, nullptr);
   if (!bt.graph) {
     CAGR_RETURN_IF_ERROR(issue(bt, true, nullptr).withContext("first run at this batch size"));
+    CAGR_RETURN_IF_ERROR(shrinkCinScratch(bt));
     CAGR_RETURN_IF_ERROR(capture(bt));
   }
   return checkCuda(cudaGraphLaunch(bt.graph.get(), streams_[0].get()), "cudaGraphLaunch");
