@@ -115,7 +115,6 @@ StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::makeBatch(const
                                                                            size_t gemmWorkspace, size_t cinWorkspace) {
   auto bt = std::make_unique<Batch>();
   bt->bindings = b;
-  bt->gemmWorkspaceLimit = gemmWorkspace;
   bt->cinWorkspaceLimit = cinWorkspace;
   CAGR_ASSIGN_OR_RETURN(bt->plan, arenaShapes(g_, prog_, b));
   CAGR_RETURN_IF_ERROR(chooseGemms(*bt, gemmWorkspace));

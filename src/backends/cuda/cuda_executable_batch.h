@@ -16,8 +16,7 @@ struct CudaExecutable::Batch {
   SymbolBindings bindings;
   ArenaPlan plan;                                   // library workspaces placed in it as step scratch
   DevicePtr arena;                                  // plan.size bytes
-  size_t gemmWorkspaceLimit = 0;                    // the most workspace one library call may ask for
-  size_t cinWorkspaceLimit = 0;                     // ... and one CIN GEMM
+  size_t cinWorkspaceLimit = 0;                     // the most workspace one CIN GEMM may ask for
   size_t workspaceBytes = 0;                        // what the workspaces add to the arena's size
   size_t inputBytes = 0;                            // the graph inputs' arena bytes
   std::vector<void*> ptr;                           // value -> its device bytes (arena values; views use their root)
