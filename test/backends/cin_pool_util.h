@@ -16,17 +16,18 @@ inline Attrs sumOverLastAxis() {
   return a;
 }
 
-// x [B, 6, d]; c1 = CIN(x, x, w1 [40, 36], b1) [B, 40, d]; r1 = Relu(c1); p1 = sum_d r1 [B, 40];
-// c2 = CIN(r1, x, w2 [24, 240]) [B, 24, d]; p2 = sum_d c2 [B, 24]; out = Concat(p1, p2) [B, 64].
+// x [B, 6, d]; c1 = CIN(x, x, w1 [o1, 36], b1) [B, o1, d]; r1 = Relu(c1); p1 = sum_d r1 [B, o1];
+// c2 = CIN(r1, x, w2 [o2, 6 * o1]) [B, o2, d]; p2 = sum_d c2 [B, o2]; out = Concat(p1, p2) [B, o1 + o2].
 // With `kernel` ("nvrtc.cin" / "cublaslt.cin"): {c1, r1, p1} and {c2, p2} fused on it, CINs in `math`
 // (r1 stays a group output: c2 reads it; c2's map is never written).
-inline Graph pooledCinLayers(int64_t d = 8, const std::string& kernel = "", Precision math = Precision::kF32) {
+inline Graph pooledCinLayers(int64_t d = 8, const std::string& kernel = "", Precision math = Precision::kF32,
+                             int64_t o1 = 40, int64_t o2 = 24) {
   Builder b;
   ValueId x = b.input("x", DType::kF32, {kBatch, 6, d});
-  ValueId c1 = b.op(OpKind::kCIN, {x, x, b.constant("w1", {40, 36}, 1), b.constant("b1", {40}, 2)}, "c1");
+  ValueId c1 = b.op(OpKind::kCIN, {x, x, b.constant("w1", {o1, 36}, 1), b.constant("b1", {o1}, 2)}, "c1");
   ValueId r1 = b.op(OpKind::kRelu, {c1}, "r1");
   ValueId p1 = b.op(OpKind::kReduceSum, {r1}, "p1", sumOverLastAxis());
-  ValueId c2 = b.op(OpKind::kCIN, {r1, x, b.constant("w2", {24, 240}, 3)}, "c2");
+  ValueId c2 = b.op(OpKind::kCIN, {r1, x, b.constant("w2", {o2, 6 * o1}, 3)}, "c2");
   ValueId p2 = b.op(OpKind::kReduceSum, {c2}, "p2", sumOverLastAxis());
   Attrs cat;
   cat.set("axis", int64_t{1});

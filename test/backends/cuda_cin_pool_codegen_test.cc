@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <tuple>
 
 #include <unistd.h>
 
@@ -149,6 +150,38 @@ TEST(CudaCinPoolCodegen, SmallPooledLayersOnEitherKernelCompile) {
       EXPECT_EQ(pooled, 2) << what;
       compileForSm90a(*p, what);
     }
+  }
+}
+
+// f32 layers whose O is a multiple of 8 in [64, 256] take the one-h-per-step
+// kernel, which reads W as its transpose: the step asks for that layout
+// (library, transposed); narrower layers keep the 8x8-tile kernel and W as
+// stored. Both modules compile.
+TEST(CudaCinPoolCodegen, WideF32LayersTakeTheStepKernelWithTheWeightTransposed) {
+  for (auto [o1, o2, stepKernels] : {std::tuple{64, 72, 2}, std::tuple{40, 24, 0}, std::tuple{64, 60, 1}}) {
+    const std::string what = "O " + std::to_string(o1) + " / " + std::to_string(o2);
+    Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, o1, o2);
+    auto p = cuda::lowerPlan(g, h200());
+    ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();
+    int steps = 0;
+    for (const auto& s : p->steps) {
+      if (s.kind != cuda::StepKind::kGenerated || s.name.rfind("nvrtc.cin[", 0) != 0) continue;
+      const bool step = s.name.find(", ffma-step]") != std::string::npos;
+      steps += step ? 1 : 0;
+      const Node& cin = g.node(s.nodes.front());
+      int weights = 0;
+      for (const cuda::WeightFormat& f : s.constants) {
+        if (f.value != cin.inputs[2]) continue;
+        ++weights;
+        EXPECT_EQ(f.transposed, step) << what << ": " << s.name;
+        EXPECT_EQ(f.library, step) << what << ": " << s.name;
+      }
+      EXPECT_EQ(weights, 1) << what << ": " << s.name;
+      const auto& k = p->kernels[static_cast<size_t>(s.kernel)];
+      EXPECT_EQ(k.launch(std::vector<int64_t>(k.extents.size(), 301)).sharedBytes > 0, step) << what << ": dynamic shared memory only for the step kernel";
+    }
+    EXPECT_EQ(steps, stepKernels) << what;
+    compileForSm90a(*p, what);
   }
 }
 

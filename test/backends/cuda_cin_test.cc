@@ -31,14 +31,15 @@ using rectest::uniform;
 
 using cudatest::gpuOrSkip;
 
-// x [B, 6, 8]; c1 = CIN(x, x, w1 [40, 36], b1) [B, 40, 8]; c2 = CIN(c1, x, w2 [24, 240]) [B, 24, 8]
+// x [B, 6, 8]; c1 = CIN(x, x, w1 [o1, 36], b1) [B, o1, 8]; c2 = CIN(c1, x, w2 [o2, 6 * o1]) [B, o2, 8]
 // on `kernel`. With `relu`, c1 is followed by r1 = Relu(c1) in c1's group, and c2 reads r1.
-Graph twoCinLayers(Precision math, const std::string& kernel = "cublaslt.cin", bool relu = false) {
+Graph twoCinLayers(Precision math, const std::string& kernel = "cublaslt.cin", bool relu = false, int64_t o1 = 40,
+                   int64_t o2 = 24) {
   Builder b;
   ValueId x = b.input("x", DType::kF32, {kBatch, 6, 8});
-  ValueId c1 = b.op(OpKind::kCIN, {x, x, b.constant("w1", {40, 36}, 1), b.constant("b1", {40}, 2)}, "c1");
+  ValueId c1 = b.op(OpKind::kCIN, {x, x, b.constant("w1", {o1, 36}, 1), b.constant("b1", {o1}, 2)}, "c1");
   ValueId r1 = relu ? b.op(OpKind::kRelu, {c1}, "r1") : c1;
-  ValueId c2 = b.op(OpKind::kCIN, {r1, x, b.constant("w2", {24, 240}, 3)}, "c2");
+  ValueId c2 = b.op(OpKind::kCIN, {r1, x, b.constant("w2", {o2, 6 * o1}, 3)}, "c2");
   b.g.addOutput(r1);
   b.g.addOutput(c2);
   auto k = kernelByName(kernel);
@@ -134,6 +135,34 @@ TEST(CudaCinGpu, FusedReluMatchesTheReferenceOnEitherKernel) {
   }
   unsetenv("CAGR_CIN_PIPELINE");
   unsetenv("CAGR_CIN_CHUNK_KB");
+}
+
+// f32 layers of 64 and 72 rows run on nvrtc.cin's one-h-per-step FFMA
+// kernel (cagr_cin_ffma_step: W uploaded transposed, cp.async double
+// buffer): with the first layer's ReLU, and with both layers pooled.
+TEST(CudaCinGpu, StepKernelOfWideLayersMatchesTheReference) {
+  std::string why;
+  auto backend = gpuOrSkip(why);
+  if (!backend) GTEST_SKIP() << why;
+  checkAgainstReference(*backend, twoCinLayers(Precision::kF32, "nvrtc.cin", true, 64, 72), 1e-4,
+                        "nvrtc.cin step + relu", "nvrtc.cin[64x6x6, f32, ffma-step]+relu");
+  Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, 64, 72);
+  auto exe = backend->compile(g);
+  ASSERT_TRUE(exe.isOk()) << exe.status().message();
+  for (int64_t batch : {1, 301}) {
+    rectest::Inputs in{{"x", uniform({batch, 6, 8}, 7)}};
+    auto want = runReference(g, in);
+    ASSERT_TRUE(want.isOk()) << want.status().message();
+    for (int rep = 0; rep < 2; ++rep) {
+      auto got = (*exe)->run(in);
+      ASSERT_TRUE(got.isOk()) << got.status().message();
+      auto c = compareTensors((*got)[0], (*want)[0], 1e-4 * maxAbs((*want)[0]), 0);
+      EXPECT_TRUE(c.close) << "pooled step kernel, batch " << batch << " run " << rep << ": " << c.message;
+    }
+  }
+  int step = 0;
+  for (const std::string& k : (*exe)->kernelReport()) step += k.find("ffma-step]+relu+sum") != std::string::npos;
+  EXPECT_EQ(step, 1) << "layer 1 (+relu+sum) on the step kernel";
 }
 
 // The pooled tail (xDeepFM's sum over D fused into each CIN layer's kernel,

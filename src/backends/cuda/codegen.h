@@ -73,6 +73,7 @@ struct GeneratedKernel {
   std::string entry;             // module function to launch (identical kernels share one)
   std::vector<ValueId> params;   // device buffers in parameter order: reads, then writes
   int numOutputs = 0;            // the last numOutputs params are written
+  std::vector<ValueId> transposed;  // constants read as the transpose of their 2-D [R, C]: [C, R], f32 as stored
   std::vector<ExtentRef> extents;  // then one `long long` per entry
   std::function<Launch(const std::vector<int64_t>& extents)> launch;
   std::string name;              // for kernelReport: "nvrtc.embedding[26 tables]"

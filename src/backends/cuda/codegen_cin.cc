@@ -176,6 +176,112 @@ __device__ __forceinline__ void cagr_cin_ffma(const float* __restrict__ xk, cons
 }
 )CUDA";
 
+const char* const kFfmaStep = R"CUDA(
+// CIN layer with FFMA, one h per K step (BK = M): the A tile is W's rows
+// h*M .. h*M+M-1 of its transpose Wt [K, O] (uploaded so), M*O contiguous
+// floats that cp.async copies into a double buffer while the previous step
+// multiplies; the B tile Z[m, j] = xk[b_j, h, d_j] * x0s[m, j] is built from
+// one xk value per column and the block's x0 columns (resident in shared
+// memory) into a double buffer too: one barrier per step. Block: all O rows
+// by 64 columns, O threads, 8x8 thread tiles (rows ty*4.. and O/2+ty*4..,
+// columns tx*4.. and 32+tx*4..). put(l, v) stores an element through the
+// group's tail and returns the value a pooled tail sums (0 without one);
+// pool[o * S + s] gathers sample s's sums (S = 64 / D). Staging the tile
+// through shared memory for whole-row stores measured 3 % slower (the
+// probe in bench/cuda/probes/cin_fused.cu). Shared memory is dynamic:
+// (2*M*O + 3*M*64) floats. Needs O % 8 == 0 and O >= 64.
+__device__ __forceinline__ void cagr_cp16(void* s, const void* g) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(s));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(g));
+}
+template <int O, int H, int M, int D, bool BIAS, typename P>
+__device__ __forceinline__ void cagr_cin_ffma_step(const float* __restrict__ xk, const float* __restrict__ x0,
+                                                   const float* __restrict__ wt, const float* __restrict__ bias,
+                                                   P put, long long B, float* pool) {
+  constexpr int BN = 64, THREADS = O, AQ = M * O / 4, ZR = THREADS / BN, ZROWS = (M + ZR - 1) / ZR;
+  static_assert(O % 8 == 0 && ZR >= 1, "O % 8 == 0, O >= 64");
+  extern __shared__ __align__(16) float cagr_cin_dyn[];
+  float* As = cagr_cin_dyn;      // [2][M][O]
+  float* Bs = As + 2 * M * O;    // [2][M][BN]
+  float* x0s = Bs + 2 * M * BN;  // [M][BN]
+  const int tid = threadIdx.x, tx = tid % 8, ty = tid / 8;
+  const long long NTOT = B * D, n0 = (long long)blockIdx.x * BN;
+  const int zj = tid % BN, zr = tid / BN;  // this thread's Z column and first row
+  const long long zn = n0 + zj, zb = zn / D;
+  const bool zok = zr < ZR && zn < NTOT;
+  const float* xkp = xk + zb * H * D + (zn - zb * D);
+  auto loadA = [&](int buf, int h) {
+    const float4* src = reinterpret_cast<const float4*>(wt + (long long)h * M * O);
+    float4* dst = reinterpret_cast<float4*>(As + buf * M * O);
+    for (int e = tid; e < AQ; e += THREADS) cagr_cp16(dst + e, src + e);
+    asm volatile("cp.async.commit_group;\n" ::);
+  };
+  auto buildB = [&](int buf, float xv) {
+    if (!zok) return;
+    float* dst = Bs + buf * M * BN;
+#pragma unroll
+    for (int r = 0; r < ZROWS; ++r) {
+      const int m = zr + r * ZR;
+      if (m < M) dst[m * BN + zj] = xv * x0s[m * BN + zj];
+    }
+  };
+  loadA(0, 0);
+  cagr_cin_x0<M, D, BN>(x0s, x0, n0, NTOT, THREADS, [](float v) { return v; });
+  buildB(0, zok ? __ldg(xkp) : 0.f);
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+  asm volatile("cp.async.wait_group 0;\n" ::);
+  __syncthreads();
+  for (int h = 0; h < H; ++h) {
+    const int cur = h & 1;
+    float xv = 0.f;
+    if (h + 1 < H) {
+      loadA(cur ^ 1, h + 1);
+      if (zok) xv = __ldg(xkp + (h + 1) * D);
+    }
+    const float* A = As + cur * M * O;
+    const float* Bt = Bs + cur * M * BN;
+#pragma unroll
+    for (int kk = 0; kk < M; ++kk) {
+      const float4 a0 = *reinterpret_cast<const float4*>(A + kk * O + ty * 4);
+      const float4 a1 = *reinterpret_cast<const float4*>(A + kk * O + O / 2 + ty * 4);
+      const float4 b0 = *reinterpret_cast<const float4*>(Bt + kk * BN + tx * 4);
+      const float4 b1 = *reinterpret_cast<const float4*>(Bt + kk * BN + BN / 2 + tx * 4);
+      const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float c[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+      cagr_fma_tile(acc, a, c);
+    }
+    if (h + 1 < H) buildB(cur ^ 1, xv);
+    asm volatile("cp.async.wait_group 0;\n" ::);
+    __syncthreads();
+  }
+  // G consecutive columns of a thread are one sample's (D a power of two
+  // when pooling): their pooled values add in registers, one atomic per G.
+  constexpr int G = D % 4 == 0 ? 4 : (D % 2 == 0 ? 2 : 1);
+  const int S = BN / D;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int o = i < 4 ? ty * 4 + i : O / 2 + ty * 4 + i - 4;
+    const float bo = BIAS ? __ldg(bias + o) : 0.f;
+#pragma unroll
+    for (int j0 = 0; j0 < 8; j0 += G) {
+      float t = 0.f;
+#pragma unroll
+      for (int q = 0; q < G; ++q) {
+        const int j = j0 + q, c = j < 4 ? tx * 4 + j : BN / 2 + tx * 4 + j - 4;
+        const long long n = n0 + c, b = n / D;
+        if (n < NTOT) t += put((b * O + o) * D + (n - b * D), acc[i][j] + bo);
+      }
+      const int c0 = j0 < 4 ? tx * 4 + j0 : BN / 2 + tx * 4 + j0 - 4;
+      if (pool != nullptr) atomicAdd(pool + o * S + c0 / D, t);
+    }
+  }
+}
+)CUDA";
+
 const char* const kMma = R"CUDA(
 #include <mma.h>
 // Tensor-core CIN: 4 warps (2 along O x 2 along N), each FM x 2 fragments of
@@ -299,6 +405,10 @@ __device__ __forceinline__ void cagr_cin_mma(const float* __restrict__ xk, const
 }
 )CUDA";
 
+// Shared memory (dynamic and pooled row sums) of one cagr_cin_ffma_step
+// block at most: two fit an sm_90 SM, one an sm_86 one.
+constexpr int64_t kCinStepSharedLimit = 96 * 1024;
+
 }  // namespace
 
 int mathCode(Precision p) {
@@ -368,8 +478,15 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
     return unsupportedAt(g, sum, "pools a CIN layer whose D does not divide 64, or into a reduced-precision output");
   }
   int P = mathCode(n.mir.math);
+  // f32 math on up to 256 rows, O % 8 == 0, W a constant: one h per K step
+  // (cagr_cin_ffma_step, W read as its transpose), two blocks per SM.
+  const int64_t stepShared = (2 * M * O + 3 * M * 64) * 4;
+  const int64_t poolShared = sum >= 0 ? O * (64 / D) * 4 : 0;
+  const bool step = P == 0 && O % 8 == 0 && O >= 64 && O <= 256 && g.isConstant(n.inputs[2]) &&
+                    stepShared + poolShared <= kCinStepSharedLimit;
   KernelBuilder k(r, "cin", src);
-  std::string args = k.in(n.inputs[0]) + ", " + k.in(n.inputs[1]) + ", " + k.in(n.inputs[2]) + ", " +
+  std::string args = k.in(n.inputs[0]) + ", " + k.in(n.inputs[1]) + ", " +
+                     (step ? k.inTransposed(n.inputs[2]) : k.in(n.inputs[2])) + ", " +
                      (bias ? k.in(n.inputs[3]) : std::string("nullptr")) + ", put, " + k.dim(xk[0]);
   // Each output element goes through the group's elementwise tail (members
   // after the CIN) and is stored into every group output it reaches.
@@ -378,7 +495,9 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   CAGR_RETURN_IF_ERROR(tail.emit(k, "v", "l", put, "    "));
   // The tile: BM rows of O by BN columns (b, d) per block, BN a multiple of D when pooling.
   int64_t bm = 0, bn = 0, mt = 0, nt = 0, fm = 0;
-  if (P == 0) {
+  if (step) {
+    bm = O, bn = 64;
+  } else if (P == 0) {
     mt = (O + 7) / 8 <= 32 ? (O + 7) / 8 : 16;
     nt = std::clamp<int64_t>(256 / mt, 1, 32);
     if (sum >= 0) {  // 8 * nt columns of whole samples
@@ -397,14 +516,17 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
     ValueEmitter e(k, put, "    ");
     e.bind(n.outputs[0], "l", "v");
     CAGR_ASSIGN_OR_RETURN(std::string t, e.at(g.node(sum).inputs[0], "l"));
-    put += "    cagr_cin_pool_add<" + std::to_string(O) + ", " + std::to_string(D) + ", " + tile + ">(pool, l, " + t +
-           ");\n";
+    put += step ? "    return " + t + ";\n"
+                : "    cagr_cin_pool_add<" + std::to_string(O) + ", " + std::to_string(D) + ", " + tile + ">(pool, l, " +
+                      t + ");\n";
     prologue = "  __shared__ float pool[" + std::to_string(bm * (bn / D)) + "];\n  cagr_cin_pool_zero<" + tile +
                ">(pool);\n";
     epilogue = "  cagr_cin_pool_store<" + std::to_string(O) + ", " + tile + ">(pool, " + k.dim(xk[0]) +
                ", [&](long long i, float s) { cagr_st(" + k.out(g.node(sum).outputs[0]) + ", i, s); });\n";
   }
-  k.body = prologue + "  auto put = [&](long long l, float v) {\n" + put + "  };\n";
+  // The step kernel's put returns what a pooled tail sums (0 without one).
+  k.body = prologue + "  auto put = [&](long long l, float v)" + (step ? " -> float" : "") + " {\n" + put +
+           (step && sum < 0 ? "    return 0.f;\n" : "") + "  };\n";
   std::string shape =
       std::to_string(O) + ", " + std::to_string(H) + ", " + std::to_string(M) + ", " + std::to_string(D);
   std::string b = bias ? "true" : "false";
@@ -415,6 +537,16 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   std::string name = "nvrtc.cin[" + std::to_string(O) + "x" + std::to_string(H) + "x" + std::to_string(M) + ", " +
                      precisionName(n.mir.math);
   const std::string suffix = tail.suffix(g) + (sum >= 0 ? "+sum" : "");
+  if (step) {
+    k.body += "  cagr_cin_ffma_step<" + shape + ", " + b + ">(" + args + (sum >= 0 ? ", pool" : ", nullptr") +
+              ");\n" + epilogue;
+    rule.threads = static_cast<unsigned>(O);
+    rule.sharedBytes = static_cast<unsigned>(stepShared);
+    rule.minBlocksPerSm = 2;  // ptxas keeps the 8x8 tile in <= 128 registers without spills
+    CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
+    return k.finish(src, rule, name + ", ffma-step]" + suffix, std::string(kCinCommon) + kFfmaStep,
+                    "CAGR_CIN_FFMA_STEP");
+  }
   if (P == 0) {
     k.body += "  cagr_cin_ffma<" + shape + ", " + std::to_string(mt) + ", " + std::to_string(nt) + ", " + b + ">(" +
               args + ");\n" + epilogue;

@@ -95,6 +95,11 @@ std::string KernelBuilder::in(ValueId v) {
   return "v" + std::to_string(v);
 }
 
+std::string KernelBuilder::inTransposed(ValueId v) {
+  if (std::find(transposed_.begin(), transposed_.end(), v) == transposed_.end()) transposed_.push_back(v);
+  return in(v);
+}
+
 std::string KernelBuilder::out(ValueId v) {
   if (std::find(writes_.begin(), writes_.end(), v) == writes_.end()) writes_.push_back(v);
   return "v" + std::to_string(v);
@@ -211,6 +216,7 @@ StatusOr<GeneratedKernel> KernelBuilder::finish(std::string& moduleSource, const
   k.params = reads_;
   k.params.insert(k.params.end(), writes_.begin(), writes_.end());
   k.numOutputs = static_cast<int>(writes_.size());
+  k.transposed = transposed_;
   std::string sig;
   for (ValueId v : reads_) sig += "const " + storageType(g(), v) + "* __restrict__ v" + std::to_string(v) + ", ";
   for (ValueId v : writes_) sig += storageType(g(), v) + "* __restrict__ v" + std::to_string(v) + ", ";

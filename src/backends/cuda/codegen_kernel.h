@@ -53,6 +53,9 @@ class KernelBuilder {
 
   /// Registers `v` as a buffer the kernel reads / writes; returns its C name.
   std::string in(ValueId v);
+  /// Registers constant `v` (2-D [R, C], f32) as read in its transpose
+  /// [C, R] (GeneratedKernel::transposed); returns its C name.
+  std::string inTransposed(ValueId v);
   std::string out(ValueId v);
   bool isMemberValue(ValueId v) const;  // produced by a member
   bool isOutput(ValueId v) const;       // one of the request's outputs
@@ -89,7 +92,7 @@ class KernelBuilder {
   std::string entry_;
   std::string canonical(const std::string& code) const;
 
-  std::vector<ValueId> reads_, writes_;
+  std::vector<ValueId> reads_, writes_, transposed_;
   std::vector<std::pair<ValueId, int>> explicitExtents_;
   std::vector<char> memberValue_;
   std::vector<int> symbolsUsed_;

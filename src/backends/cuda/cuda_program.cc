@@ -198,7 +198,10 @@ class Lowering {
     for (size_t i = 0; i < gk->params.size(); ++i) {
       ValueId v = gk->params[i];
       (i < reads ? s.reads : s.writes).push_back(v);
-      if (i < reads && g_.isConstant(p_.root(v))) s.constants.push_back({p_.root(v), false, 0});
+      if (i >= reads || !g_.isConstant(p_.root(v))) continue;
+      // A transposed constant takes the library's layout: [C, R] f32 as stored.
+      const bool t = std::find(gk->transposed.begin(), gk->transposed.end(), v) != gk->transposed.end();
+      s.constants.push_back({p_.root(v), t, 0, t});
     }
     p_.kernels.push_back(std::move(*gk));
     p_.steps.push_back(std::move(s));
