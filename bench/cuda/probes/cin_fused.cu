@@ -164,8 +164,7 @@ __global__ void __launch_bounds__((O / TM) * (BN / TN), MINB)
         if (n < NTOT) out[(b * O + o) * D + (n - b * D)] = fmaxf(Cs[o * CP + j] + bo, 0.f);
       }
     }
-    return;
-  }
+  } else {
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int o = (i / 4) * RS + ty * 4 + i % 4;
@@ -179,6 +178,7 @@ __global__ void __launch_bounds__((O / TM) * (BN / TN), MINB)
                                    fmaxf(acc[i][g * 4 + 2] + bo, 0.f), fmaxf(acc[i][g * 4 + 3] + bo, 0.f));
       *reinterpret_cast<float4*>(out + (b * O + o) * D + (n - b * D)) = v;
     }
+  }
   }
 }
 
