@@ -35,24 +35,24 @@ __device__ __forceinline__ void cpWait() { asm volatile("cp.async.wait_group 0;\
 
 // O rows in one block (BM = O), BN columns; each thread a TM x TN tile:
 // TM/4 groups of 4 rows O/(TM/4) apart, TN/4 groups of 4 columns BN/(TN/4)
-// apart, so shared-memory reads are float4s. LEAVE = 1 leaves the per-step
-// A / B tile refresh out (wrong results: times the multiply loop alone);
-// 2 also reads A once per step (registers), 3 reads no shared memory in the
-// multiply loop at all (the FFMA ceiling). Block 0's thread 0 records
-// clock64 and %globaltimer around its loop in clk[0..1] (the SM clock).
-template <int O, int H, int M, int D, int BN, int TM, int TN, int MINB, int LEAVE, int STAGE = 0>
+// apart, so shared-memory reads are float4s. HS values of h per K step
+// (BK = HS * M, one barrier per step). LEAVE = 1 leaves the per-step A / B
+// tile refresh out (wrong results: times the multiply loop alone). Block
+// 0's thread 0 records clock64 and %globaltimer around its loop in
+// clk[0..1] (the SM clock).
+template <int O, int H, int M, int D, int BN, int TM, int TN, int MINB, int LEAVE, int STAGE = 0, int HS = 1>
 __global__ void __launch_bounds__((O / TM) * (BN / TN), MINB)
     cin_fused(const float* __restrict__ xk, const float* __restrict__ x0, const float* __restrict__ wt,
               const float* __restrict__ bias, float* __restrict__ out, long long B, long long* clk) {
   constexpr int RG = TM / 4, CG = TN / 4, RS = O / RG, CS = BN / CG;  // groups and their strides
-  constexpr int MT = O / TM, NT = BN / TN, THREADS = MT * NT, AQ = M * O / 4;
+  constexpr int MT = O / TM, NT = BN / TN, THREADS = MT * NT, BK = HS * M, AQ = BK * O / 4;
   constexpr int ZR = THREADS / BN;  // Z threads per column
   constexpr int ZROWS = (M + ZR - 1) / ZR;
-  static_assert(ZR >= 1 && O % TM == 0 && BN % TN == 0 && RS % 4 == 0 && CS % 4 == 0, "tile");
+  static_assert(ZR >= 1 && O % TM == 0 && BN % TN == 0 && RS % 4 == 0 && CS % 4 == 0 && H % HS == 0, "tile");
   extern __shared__ __align__(16) float smem[];
-  float* As = smem;              // [2][M][O]
-  float* Bs = As + 2 * M * O;    // [2][M][BN]
-  float* x0s = Bs + 2 * M * BN;  // [M][BN]
+  float* As = smem;               // [2][BK][O]
+  float* Bs = As + 2 * BK * O;    // [2][BK][BN]
+  float* x0s = Bs + 2 * BK * BN;  // [M][BN]
   const int tid = threadIdx.x, tx = tid % NT, ty = tid / NT;
   const long long NTOT = B * D, n0 = (long long)blockIdx.x * BN;
   const int zj = tid % BN, zr = tid / BN;
@@ -65,24 +65,34 @@ __global__ void __launch_bounds__((O / TM) * (BN / TN), MINB)
     const long long n = n0 + j, b = n / D;
     x0s[e] = n < NTOT ? __ldg(x0 + (b * M + m) * D + (n - b * D)) : 0.f;
   }
-  auto loadA = [&](int buf, int h) {
-    const float4* src = reinterpret_cast<const float4*>(wt + (long long)h * M * O);
-    float4* dst = reinterpret_cast<float4*>(As + buf * M * O);
+  auto loadA = [&](int buf, int step) {
+    const float4* src = reinterpret_cast<const float4*>(wt + (long long)step * BK * O);
+    float4* dst = reinterpret_cast<float4*>(As + buf * BK * O);
     for (int e = tid; e < AQ; e += THREADS) cp16(dst + e, src + e);
     cpCommit();
   };
-  auto buildB = [&](int buf, float xv) {
+  auto loadX = [&](int step, float (&xv)[HS]) {
+#pragma unroll
+    for (int q = 0; q < HS; ++q) xv[q] = zok ? __ldg(xkp + (step * HS + q) * D) : 0.f;
+  };
+  auto buildB = [&](int buf, const float (&xv)[HS]) {
     if (!zok) return;
-    float* dst = Bs + buf * M * BN;
+    float* dst = Bs + buf * BK * BN;
 #pragma unroll
     for (int r = 0; r < ZROWS; ++r) {
       const int m = zr + r * ZR;
-      if (m < M) dst[m * BN + zj] = xv * x0s[m * BN + zj];
+      if (m >= M) continue;
+      const float x0v = x0s[m * BN + zj];
+#pragma unroll
+      for (int q = 0; q < HS; ++q) dst[(q * M + m) * BN + zj] = xv[q] * x0v;
     }
   };
+  constexpr int STEPS = H / HS;
+  float xv[HS];
   loadA(0, 0);
   __syncthreads();  // x0s
-  buildB(0, zok ? __ldg(xkp) : 0.f);
+  loadX(0, xv);
+  buildB(0, xv);
   float acc[TM][TN];
 #pragma unroll
   for (int i = 0; i < TM; ++i)
@@ -92,38 +102,24 @@ __global__ void __launch_bounds__((O / TM) * (BN / TN), MINB)
   __syncthreads();
   long long c0 = clock64(), t0;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  float af[TM], cf[TN];
-#pragma unroll
-  for (int i = 0; i < TM; ++i) af[i] = As[i * 8 + ty];
-#pragma unroll
-  for (int j = 0; j < TN; ++j) cf[j] = Bs[j * 8 + tx];
-  for (int h = 0; h < H; ++h) {
-    const int cur = LEAVE ? 0 : h & 1;
-    float xv = 0.f;
-    if (!LEAVE && h + 1 < H) {
-      loadA(cur ^ 1, h + 1);
-      if (zok) xv = __ldg(xkp + (h + 1) * D);
+  for (int st = 0; st < STEPS; ++st) {
+    const int cur = LEAVE ? 0 : st & 1;
+    if (!LEAVE && st + 1 < STEPS) {
+      loadA(cur ^ 1, st + 1);
+      loadX(st + 1, xv);
     }
-    const float* A = As + cur * M * O;
-    const float* Bt = Bs + cur * M * BN;
+    const float* A = As + cur * BK * O;
+    const float* Bt = Bs + cur * BK * BN;
 #pragma unroll
-    for (int kk = 0; kk < M; ++kk) {
+    for (int kk = 0; kk < BK; ++kk) {
       float a[TM], c[TN];
 #pragma unroll
       for (int g = 0; g < RG; ++g) {
-        if (LEAVE >= 2) {
-          a[g * 4] = af[g * 4] + kk, a[g * 4 + 1] = af[g * 4 + 1], a[g * 4 + 2] = af[g * 4 + 2], a[g * 4 + 3] = af[g * 4 + 3];
-          continue;
-        }
         const float4 v = *reinterpret_cast<const float4*>(A + kk * O + g * RS + ty * 4);
         a[g * 4] = v.x, a[g * 4 + 1] = v.y, a[g * 4 + 2] = v.z, a[g * 4 + 3] = v.w;
       }
 #pragma unroll
       for (int g = 0; g < CG; ++g) {
-        if (LEAVE >= 3) {
-          c[g * 4] = cf[g * 4] + kk, c[g * 4 + 1] = cf[g * 4 + 1], c[g * 4 + 2] = cf[g * 4 + 2], c[g * 4 + 3] = cf[g * 4 + 3];
-          continue;
-        }
         const float4 v = *reinterpret_cast<const float4*>(Bt + kk * BN + g * CS + tx * 4);
         c[g * 4] = v.x, c[g * 4 + 1] = v.y, c[g * 4 + 2] = v.z, c[g * 4 + 3] = v.w;
       }
@@ -132,7 +128,7 @@ __global__ void __launch_bounds__((O / TM) * (BN / TN), MINB)
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], c[j], acc[i][j]);
     }
-    if (!LEAVE && h + 1 < H) buildB(cur ^ 1, xv);
+    if (!LEAVE && st + 1 < STEPS) buildB(cur ^ 1, xv);
     if (!LEAVE) cpWait();
     __syncthreads();
   }
@@ -270,11 +266,11 @@ struct Layer {
     }
     return err / big;
   }
-  template <int BN, int TM, int TN, int MINB, int LEAVE = 0, int STAGE = 0>
+  template <int BN, int TM, int TN, int MINB, int LEAVE = 0, int STAGE = 0, int HS = 1>
   void fused(const char* tag) {
     constexpr int THREADS = (O / TM) * (BN / TN);
-    const size_t sh = std::max(2 * M * O + 3 * M * BN, STAGE ? (BN + 4) * O : 0) * 4;
-    auto k = cin_fused<O, H, M, D, BN, TM, TN, MINB, LEAVE, STAGE>;
+    const size_t sh = std::max(2 * HS * M * O + 2 * HS * M * BN + M * BN, STAGE ? (BN + 4) * O : 0) * 4;
+    auto k = cin_fused<O, H, M, D, BN, TM, TN, MINB, LEAVE, STAGE, HS>;
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sh));
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, k));
@@ -286,8 +282,8 @@ struct Layer {
     CK(cudaGetLastError());
     long long hc[2];
     CK(cudaMemcpy(hc, clk, 16, cudaMemcpyDeviceToHost));
-    printf("%-28s O=%d H=%d M=%d B=%lld BN=%3d %dx%d thr=%3d regs=%3d spill=%zu smem=%zu occ=%d  %8.1f us  %5.1f TFLOP/s  err %.1e  SM clock %.0f MHz\n",
-           tag, O, H, M, B, BN, TM, TN, THREADS, fa.numRegs, fa.localSizeBytes, sh, occ, ms * 1e3, flop() / ms / 1e9,
+    printf("%-28s O=%d H=%d M=%d B=%lld BN=%3d %dx%d hs=%d thr=%3d regs=%3d spill=%zu smem=%zu occ=%d  %8.1f us  %5.1f TFLOP/s  err %.1e  SM clock %.0f MHz\n",
+           tag, O, H, M, B, BN, TM, TN, HS, THREADS, fa.numRegs, fa.localSizeBytes, sh, occ, ms * 1e3, flop() / ms / 1e9,
            check(), hc[1] > 0 ? 1e3 * hc[0] / hc[1] : 0.0);
   }
   void cublasPath(cublasHandle_t hd) {
@@ -318,14 +314,17 @@ int main(int argc, char** argv) {
   {
     Layer<200, 200, 22, 16> L(B);
     L.fused<64, 8, 8, 2>("8x8 BN64 x2");
-    L.fused<64, 8, 8, 2, 0, 1>("8x8 BN64 x2 staged");
     L.fused<64, 8, 8, 2, 1>("8x8 BN64 x2 multiply only");
+    L.fused<64, 8, 8, 2, 0, 0, 2>("8x8 BN64 x2, 2 h per step");
+    L.fused<64, 8, 8, 2, 1, 0, 2>("8x8 BN64 x2, 2 h multiply only");
+    L.fused<64, 8, 8, 1, 0, 0, 4>("8x8 BN64 x1, 4 h per step");
+    L.fused<128, 8, 8, 1, 0, 0, 2>("8x8 BN128 x1, 2 h per step");
     L.cublasPath(hd);
   }
   {
     Layer<200, 22, 22, 16> L(B);
     L.fused<64, 8, 8, 2>("8x8 BN64 x2 (layer 1)");
-    L.fused<64, 8, 8, 2, 0, 1>("8x8 BN64 x2 staged (layer 1)");
+    L.fused<64, 8, 8, 2, 0, 0, 2>("8x8 BN64 x2, 2 h (layer 1)");
     L.cublasPath(hd);
   }
   return 0;

@@ -3,7 +3,10 @@
 // with Z[h*M+m, (b,d)] = xk[b,h,d] * x0[b,m,d] built tile by tile in shared
 // memory (N = B*D columns, M = O rows, K = H*M). One block tile spans all
 // of O where it fits (O <= 256), so each Z tile is built once. f32 math:
-// FFMA with 8x8 register tiles. tf32 / bf16 / f16 math: tensor cores via
+// FFMA with 8x8 register tiles; for O % 8 == 0 in [64, 256] with W a
+// constant, one h per K step (cagr_cin_ffma_step: W uploaded transposed,
+// cp.async double buffers; 36 TFLOP/s on xDeepFM's layers on the H200
+// against the general kernel's 26). tf32 / bf16 / f16 math: tensor cores via
 // nvcuda::wmma, operands rounded exactly as the reference executor rounds
 // them (xk, x0 and W to the math precision; the exact product then rounds
 // once more to enter the MMA), f32 accumulation. Each output element goes
