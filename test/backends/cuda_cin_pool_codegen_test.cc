@@ -178,7 +178,8 @@ TEST(CudaCinPoolCodegen, WideF32LayersTakeTheStepKernelWithTheWeightTransposed) 
       }
       EXPECT_EQ(weights, 1) << what << ": " << s.name;
       const auto& k = p->kernels[static_cast<size_t>(s.kernel)];
-      EXPECT_EQ(k.launch(std::vector<int64_t>(k.extents.size(), 301)).sharedBytes > 0, step) << what << ": dynamic shared memory only for the step kernel";
+      const cuda::Launch l = k.launch(std::vector<int64_t>(k.extents.size(), 301));
+      EXPECT_EQ(l.sharedBytes > 0, step) << what << ": dynamic shared memory only for the step kernel";
     }
     EXPECT_EQ(steps, stepKernels) << what;
     compileForSm90a(*p, what);

@@ -519,9 +519,9 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
     ValueEmitter e(k, put, "    ");
     e.bind(n.outputs[0], "l", "v");
     CAGR_ASSIGN_OR_RETURN(std::string t, e.at(g.node(sum).inputs[0], "l"));
-    put += step ? "    return " + t + ";\n"
-                : "    cagr_cin_pool_add<" + std::to_string(O) + ", " + std::to_string(D) + ", " + tile + ">(pool, l, " +
-                      t + ");\n";
+    const std::string add = "    cagr_cin_pool_add<" + std::to_string(O) + ", " + std::to_string(D) + ", " + tile +
+                            ">(pool, l, " + t + ");\n";
+    put += step ? "    return " + t + ";\n" : add;  // the step kernel pools what put returns
     prologue = "  __shared__ float pool[" + std::to_string(bm * (bn / D)) + "];\n  cagr_cin_pool_zero<" + tile +
                ">(pool);\n";
     epilogue = "  cagr_cin_pool_store<" + std::to_string(O) + ", " + tile + ">(pool, " + k.dim(xk[0]) +
