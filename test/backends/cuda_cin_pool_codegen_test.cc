@@ -153,36 +153,51 @@ TEST(CudaCinPoolCodegen, SmallPooledLayersOnEitherKernelCompile) {
   }
 }
 
-// f32 layers whose O is a multiple of 8 in [64, 256] take the one-h-per-step
+// f32 layers whose O is a multiple of 8 in [64, 256] take a one-h-per-step
 // kernel, which reads W as its transpose: the step asks for that layout
 // (library, transposed); narrower layers keep the 8x8-tile kernel and W as
-// stored. Both modules compile.
-TEST(CudaCinPoolCodegen, WideF32LayersTakeTheStepKernelWithTheWeightTransposed) {
-  for (auto [o1, o2, stepKernels] : {std::tuple{64, 72, 2}, std::tuple{40, 24, 0}, std::tuple{64, 60, 1}}) {
-    const std::string what = "O " + std::to_string(o1) + " / " + std::to_string(o2);
-    Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, o1, o2);
-    auto p = cuda::lowerPlan(g, h200());
-    ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();
-    int steps = 0;
-    for (const auto& s : p->steps) {
-      if (s.kind != cuda::StepKind::kGenerated || s.name.rfind("nvrtc.cin[", 0) != 0) continue;
-      const bool step = s.name.find(", ffma-step]") != std::string::npos;
-      steps += step ? 1 : 0;
-      const Node& cin = g.node(s.nodes.front());
-      int weights = 0;
-      for (const cuda::WeightFormat& f : s.constants) {
-        if (f.value != cin.inputs[2]) continue;
-        ++weights;
-        EXPECT_EQ(f.transposed, step) << what << ": " << s.name;
-        EXPECT_EQ(f.library, step) << what << ": " << s.name;
+// stored. The step kernel is the 3xTF32 tensor-core one for a GPU from
+// sm_80 on, the FFMA one before (sm_75) or with CAGR_CUDA_CIN_F32=ffma.
+// Every module compiles.
+TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
+  struct Case {
+    const char* f32;
+    int sm;
+    const char* tag;
+  };
+  for (const Case c : {Case{"", 90, ", 3xtf32]"}, Case{"ffma", 90, ", ffma-step]"}, Case{"", 75, ", ffma-step]"}}) {
+    if (*c.f32 != '\0') setenv("CAGR_CUDA_CIN_F32", c.f32, 1);
+    for (auto [o1, o2, stepKernels] : {std::tuple{64, 72, 2}, std::tuple{40, 24, 0}, std::tuple{64, 60, 1}}) {
+      const std::string what = "O " + std::to_string(o1) + " / " + std::to_string(o2) + " sm " +
+                               std::to_string(c.sm) + " CAGR_CUDA_CIN_F32=" + c.f32;
+      Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, o1, o2);
+      auto p = cuda::lowerPlan(g, h200(), c.sm);
+      ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();
+      int steps = 0;
+      for (const auto& s : p->steps) {
+        if (s.kind != cuda::StepKind::kGenerated || s.name.rfind("nvrtc.cin[", 0) != 0) continue;
+        const bool step = s.name.find(c.tag) != std::string::npos;
+        EXPECT_TRUE(step || s.name.find(", ffma]") != std::string::npos) << what << ": " << s.name;
+        steps += step ? 1 : 0;
+        const Node& cin = g.node(s.nodes.front());
+        int weights = 0;
+        for (const cuda::WeightFormat& f : s.constants) {
+          if (f.value != cin.inputs[2]) continue;
+          ++weights;
+          EXPECT_EQ(f.transposed, step) << what << ": " << s.name;
+          EXPECT_EQ(f.library, step) << what << ": " << s.name;
+        }
+        EXPECT_EQ(weights, 1) << what << ": " << s.name;
+        const auto& k = p->kernels[static_cast<size_t>(s.kernel)];
+        const cuda::Launch l = k.launch(std::vector<int64_t>(k.extents.size(), 301));
+        EXPECT_EQ(l.sharedBytes > 0, step) << what << ": dynamic shared memory only for a step kernel";
+        const auto rows = static_cast<unsigned>(g.type(cin.inputs[2]).dims[0]);  // FFMA step: a thread per row
+        if (step) EXPECT_EQ(l.block[0], std::string(c.tag) == ", 3xtf32]" ? 256u : rows) << what << ": " << s.name;
       }
-      EXPECT_EQ(weights, 1) << what << ": " << s.name;
-      const auto& k = p->kernels[static_cast<size_t>(s.kernel)];
-      const cuda::Launch l = k.launch(std::vector<int64_t>(k.extents.size(), 301));
-      EXPECT_EQ(l.sharedBytes > 0, step) << what << ": dynamic shared memory only for the step kernel";
+      EXPECT_EQ(steps, stepKernels) << what;
+      compileForSm90a(*p, what);
     }
-    EXPECT_EQ(steps, stepKernels) << what;
-    compileForSm90a(*p, what);
+    unsetenv("CAGR_CUDA_CIN_F32");
   }
 }
 

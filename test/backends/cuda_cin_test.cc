@@ -67,16 +67,16 @@ double maxAbs(const Tensor& t) {
   return m;
 }
 
-// Compiles `g` and checks every output against the reference at batch 1
-// and 301, run twice (capture, replay); `what` names the case in failures.
-// Returns the kernel report (empty when compiling failed).
+// Compiles `g` (input x [B, 6, d]) and checks every output against the
+// reference at batch 1 and 301, run twice (capture, replay); `what` names
+// the case in failures. Returns the kernel report (empty when compiling failed).
 std::vector<std::string> checkAgainstReference(ExecutionBackend& backend, const Graph& g, double bound,
-                                               const std::string& what) {
+                                               const std::string& what, int64_t d = 8) {
   auto exe = backend.compile(g);
   EXPECT_TRUE(exe.isOk()) << what << ": " << exe.status().message();
   if (!exe.isOk()) return {};
   for (int64_t batch : {1, 301}) {
-    rectest::Inputs in{{"x", uniform({batch, 6, 8}, 7)}};
+    rectest::Inputs in{{"x", uniform({batch, 6, d}, 7)}};
     auto want = runReference(g, in);
     EXPECT_TRUE(want.isOk()) << want.status().message();
     if (!want.isOk()) return {};
@@ -147,22 +147,32 @@ TEST(CudaCinGpu, FusedReluMatchesTheReferenceOnEitherKernel) {
   unsetenv("CAGR_CIN_CHUNK_KB");
 }
 
-// f32 layers of 64 and 72 rows run on nvrtc.cin's one-h-per-step FFMA
-// kernel (cagr_cin_ffma_step: W uploaded transposed, cp.async double
-// buffer): with the first layer's ReLU, and with both layers pooled.
-TEST(CudaCinGpu, StepKernelOfWideLayersMatchesTheReference) {
+// f32 layers of 64 and 72 rows run on nvrtc.cin's one-h-per-step kernels
+// (W uploaded transposed, cp.async double buffer): on tensor cores by
+// default (cagr_cin_x3_step, 3xTF32), on FFMA with CAGR_CUDA_CIN_F32=ffma
+// (cagr_cin_ffma_step), both to f32's bound: with the first layer's ReLU,
+// and with both layers pooled (D = 8: one atomic per value; D = 16: a
+// fragment's 16 rows summed across the warp first).
+TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
   std::string why;
   auto backend = gpuOrSkip(why);
   if (!backend) GTEST_SKIP() << why;
-  checkAgainstReference(*backend, twoCinLayers(Precision::kF32, "nvrtc.cin", true, 64, 72), 1e-4,
-                        "nvrtc.cin step + relu", "nvrtc.cin[64x6x6, f32, ffma-step]+relu");
-  int step = 0;
-  for (const std::string& k : checkAgainstReference(*backend, rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32,
-                                                                                      64, 72),
-                                                     1e-4, "pooled step kernel")) {
-    step += k.find("ffma-step]+relu+sum") != std::string::npos ? 1 : 0;
+  for (const std::string f32 : {"", "ffma"}) {
+    setEnv("CAGR_CUDA_CIN_F32", f32);
+    const std::string tag = f32.empty() ? ", 3xtf32]" : ", ffma-step]";
+    checkAgainstReference(*backend, twoCinLayers(Precision::kF32, "nvrtc.cin", true, 64, 72), 1e-4,
+                          "nvrtc.cin step + relu" + tag, "nvrtc.cin[64x6x6, f32" + tag + "+relu");
+    for (int64_t d : {8, 16}) {
+      int step = 0;
+      const std::string what = "pooled step kernel" + tag + " D " + std::to_string(d);
+      for (const std::string& k : checkAgainstReference(
+               *backend, rectest::pooledCinLayers(d, "nvrtc.cin", Precision::kF32, 64, 72), 1e-4, what, d)) {
+        step += k.find(tag + "+relu+sum") != std::string::npos ? 1 : 0;
+      }
+      EXPECT_EQ(step, 1) << what << ": layer 1 (+relu+sum) on the step kernel";
+    }
   }
-  EXPECT_EQ(step, 1) << "layer 1 (+relu+sum) on the step kernel";
+  unsetenv("CAGR_CUDA_CIN_F32");
 }
 
 // The pooled tail (xDeepFM's sum over D fused into each CIN layer's kernel,

@@ -86,6 +86,7 @@ struct CodegenRequest {
   GroupShape shape;
   KernelId kernel = 0;           // the plan's choice (0 = auto)
   std::vector<ValueId> outputs;  // member outputs used outside the group or graph outputs
+  int sm = 90;                   // the GPU's compute capability (major * 10 + minor)
 };
 
 /// Appends the kernel for `r` to `moduleSource` (declarations it needs are

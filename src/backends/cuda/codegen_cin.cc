@@ -3,10 +3,12 @@
 // with Z[h*M+m, (b,d)] = xk[b,h,d] * x0[b,m,d] built tile by tile in shared
 // memory (N = B*D columns, M = O rows, K = H*M). One block tile spans all
 // of O where it fits (O <= 256), so each Z tile is built once. f32 math:
-// FFMA with 8x8 register tiles; for O % 8 == 0 in [64, 256] with W a
-// constant, one h per K step (cagr_cin_ffma_step: W uploaded transposed,
-// cp.async double buffers; 36 TFLOP/s on xDeepFM's layers on the H200
-// against the general kernel's 26). tf32 / bf16 / f16 math: tensor cores via
+// for O % 8 == 0 in [64, 256] with W a constant, one h per K step with W
+// uploaded transposed and cp.async double buffers: on tensor cores as
+// 3xTF32 from sm_80 on (cagr_cin_x3_step, codegen_cin_x3.cc), else FFMA
+// (cagr_cin_ffma_step: 36 TFLOP/s on xDeepFM's layers on the H200 against
+// the general kernel's 26); other shapes FFMA with 8x8 register tiles.
+// tf32 / bf16 / f16 math: tensor cores via
 // nvcuda::wmma, operands rounded exactly as the reference executor rounds
 // them (xk, x0 and W to the math precision; the exact product then rounds
 // once more to enter the MMA), f32 accumulation. Each output element goes
@@ -17,6 +19,7 @@
 // and the layer's map only where a later kernel reads it. The shared-memory
 // atomics leave the order of a row's D terms, so its last bit, to chance.
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 
 #include "backends/cuda/codegen_kernel.h"
@@ -61,6 +64,11 @@ __device__ __forceinline__ void cagr_cin_pool_add(float* pool, long long l, floa
   const long long b = l / ((long long)O * D);
   const int o = (int)(l / D % O);
   atomicAdd(pool + (o - (int)blockIdx.y * BM) * S + (int)(b - (long long)blockIdx.x * S), v);
+}
+// 16 bytes global -> shared without a register stop (sm_80+).
+__device__ __forceinline__ void cagr_cp16(void* s, const void* g) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(s));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(g));
 }
 template <int O, int BM, int S, typename ST>
 __device__ __forceinline__ void cagr_cin_pool_store(const float* pool, long long B, ST store) {
@@ -193,10 +201,6 @@ const char* const kFfmaStep = R"CUDA(
 // through shared memory for whole-row stores measured 3 % slower (the
 // probe in bench/cuda/probes/cin_fused.cu). Shared memory is dynamic:
 // (2*M*O + 3*M*64) floats. Needs O % 8 == 0 and O >= 64.
-__device__ __forceinline__ void cagr_cp16(void* s, const void* g) {
-  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(s));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(g));
-}
 template <int O, int H, int M, int D, bool BIAS, typename P>
 __device__ __forceinline__ void cagr_cin_ffma_step(const float* __restrict__ xk, const float* __restrict__ x0,
                                                    const float* __restrict__ wt, const float* __restrict__ bias,
@@ -411,6 +415,22 @@ __device__ __forceinline__ void cagr_cin_mma(const float* __restrict__ xk, const
 // Shared memory (dynamic and pooled row sums) of one cagr_cin_ffma_step
 // block at most: two fit an sm_90 SM, one an sm_86 one.
 constexpr int64_t kCinStepSharedLimit = 96 * 1024;
+// Warps along O of one cagr_cin_x3_step block (8 warps, 256 / WO columns,
+// WO / 2 blocks per SM at most WO = 4): 4, or CAGR_CIN_X3_WO=2 / 8. On
+// xDeepFM fp32 (H200) WO = 4 ran the 200x200x22 layer at 46.8 TFLOP/s at
+// batch 4096 against WO = 2's 40.3 (17.5 against 10.4 at batch 256).
+int64_t cinX3WarpsAlongO() {
+  const char* env = std::getenv("CAGR_CIN_X3_WO");
+  const std::string v = env != nullptr ? env : "";
+  return v == "2" ? 2 : v == "8" ? 8 : 4;
+}
+
+// CAGR_CUDA_CIN_F32=ffma keeps f32 CIN layers on FFMA (every product exact
+// in f32) where the 3xTF32 tensor-core kernel would run.
+bool f32CinOnFfma() {
+  const char* env = std::getenv("CAGR_CUDA_CIN_F32");
+  return env != nullptr && std::string(env) == "ffma";
+}
 
 }  // namespace
 
@@ -439,7 +459,7 @@ NodeId pooling(const CodegenRequest& r) {
 // The request without its pooled tail: the members before the ReduceSum,
 // the outputs but its own (the map stays one only where a later kernel reads it).
 CodegenRequest withoutPooling(const CodegenRequest& r, NodeId sum) {
-  CodegenRequest out{r.g, r.members, r.shape, r.kernel, {}};
+  CodegenRequest out{r.g, r.members, r.shape, r.kernel, {}, r.sm};
   out.members.pop_back();
   for (ValueId v : r.outputs) {
     if (v != r.g.node(sum).outputs[0]) out.outputs.push_back(v);
@@ -481,15 +501,22 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
     return unsupportedAt(g, sum, "pools a CIN layer whose D does not divide 64, or into a reduced-precision output");
   }
   int P = mathCode(n.mir.math);
-  // f32 math on up to 256 rows, O % 8 == 0, W a constant: one h per K step
-  // (cagr_cin_ffma_step, W read as its transpose), two blocks per SM.
+  // f32 math on up to 256 rows, O % 8 == 0, W a constant: one h per K step,
+  // W read as its transpose. On tensor cores (sm_80+, M <= 48) 3xTF32
+  // (cagr_cin_x3_step, 128 columns per block) unless CAGR_CUDA_CIN_F32=ffma;
+  // else FFMA (cagr_cin_ffma_step, 64 columns, two blocks per SM).
+  const bool wide = P == 0 && O % 8 == 0 && O >= 64 && O <= 256 && g.isConstant(n.inputs[2]);
+  const int64_t mp = (M + 7) / 8 * 8, lda = O % 32 == 0 || O % 32 == 16 ? O + 8 : O;
+  const int64_t x3Shared = 2 * mp * lda * 4;
+  const int64_t x3Wo = cinX3WarpsAlongO(), x3Columns = 256 / x3Wo;
+  const bool x3 = wide && r.sm >= 80 && M <= 48 && !f32CinOnFfma() && (sum < 0 || x3Columns % D == 0) &&
+                  x3Shared + (sum >= 0 ? O * (x3Columns / D) * 4 : 0) <= kCinStepSharedLimit;
   const int64_t stepShared = (2 * M * O + 3 * M * 64) * 4;
   const int64_t poolShared = sum >= 0 ? O * (64 / D) * 4 : 0;
-  const bool step = P == 0 && O % 8 == 0 && O >= 64 && O <= 256 && g.isConstant(n.inputs[2]) &&
-                    stepShared + poolShared <= kCinStepSharedLimit;
+  const bool step = wide && !x3 && stepShared + poolShared <= kCinStepSharedLimit;
   KernelBuilder k(r, "cin", src);
   std::string args = k.in(n.inputs[0]) + ", " + k.in(n.inputs[1]) + ", " +
-                     (step ? k.inTransposed(n.inputs[2]) : k.in(n.inputs[2])) + ", " +
+                     (step || x3 ? k.inTransposed(n.inputs[2]) : k.in(n.inputs[2])) + ", " +
                      (bias ? k.in(n.inputs[3]) : std::string("nullptr")) + ", put, " + k.dim(xk[0]);
   // Each output element goes through the group's elementwise tail (members
   // after the CIN) and is stored into every group output it reaches.
@@ -498,8 +525,8 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   CAGR_RETURN_IF_ERROR(tail.emit(k, "v", "l", put, "    "));
   // The tile: BM rows of O by BN columns (b, d) per block, BN a multiple of D when pooling.
   int64_t bm = 0, bn = 0, mt = 0, nt = 0, fm = 0;
-  if (step) {
-    bm = O, bn = 64;
+  if (step || x3) {
+    bm = O, bn = x3 ? x3Columns : 64;
   } else if (P == 0) {
     mt = (O + 7) / 8 <= 32 ? (O + 7) / 8 : 16;
     nt = std::clamp<int64_t>(256 / mt, 1, 32);
@@ -521,15 +548,16 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
     CAGR_ASSIGN_OR_RETURN(std::string t, e.at(g.node(sum).inputs[0], "l"));
     const std::string add = "    cagr_cin_pool_add<" + std::to_string(O) + ", " + std::to_string(D) + ", " + tile +
                             ">(pool, l, " + t + ");\n";
-    put += step ? "    return " + t + ";\n" : add;  // the step kernel pools what put returns
+    put += step || x3 ? "    return " + t + ";\n" : add;  // the step kernels pool what put returns
     prologue = "  __shared__ float pool[" + std::to_string(bm * (bn / D)) + "];\n  cagr_cin_pool_zero<" + tile +
                ">(pool);\n";
     epilogue = "  cagr_cin_pool_store<" + std::to_string(O) + ", " + tile + ">(pool, " + k.dim(xk[0]) +
                ", [&](long long i, float s) { cagr_st(" + k.out(g.node(sum).outputs[0]) + ", i, s); });\n";
   }
   // The step kernel's put returns what a pooled tail sums (0 without one).
-  k.body = prologue + "  auto put = [&](long long l, float v)" + (step ? " -> float" : "") + " {\n" + put +
-           (step && sum < 0 ? "    return 0.f;\n" : "") + "  };\n";
+  const bool returns = step || x3;
+  k.body = prologue + "  auto put = [&](long long l, float v)" + (returns ? " -> float" : "") + " {\n" + put +
+           (returns && sum < 0 ? "    return 0.f;\n" : "") + "  };\n";
   std::string shape =
       std::to_string(O) + ", " + std::to_string(H) + ", " + std::to_string(M) + ", " + std::to_string(D);
   std::string b = bias ? "true" : "false";
@@ -540,6 +568,16 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   std::string name = "nvrtc.cin[" + std::to_string(O) + "x" + std::to_string(H) + "x" + std::to_string(M) + ", " +
                      precisionName(n.mir.math);
   const std::string suffix = tail.suffix(g) + (sum >= 0 ? "+sum" : "");
+  if (x3) {
+    k.body += "  cagr_cin_x3_step<" + shape + ", " + std::to_string(x3Wo) + ", " + b + ">(" + args +
+              (sum >= 0 ? ", pool" : ", nullptr") + ");\n" + epilogue;
+    rule.threads = 256;
+    rule.sharedBytes = static_cast<unsigned>(x3Shared);
+    rule.minBlocksPerSm = static_cast<unsigned>(x3Wo == 8 ? 3 : x3Wo / 2);
+    CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
+    return k.finish(src, rule, name + ", 3xtf32]" + suffix, std::string(kCinCommon) + cinX3Source(),
+                    "CAGR_CIN_X3_STEP");
+  }
   if (step) {
     k.body += "  cagr_cin_ffma_step<" + shape + ", " + b + ">(" + args + (sum >= 0 ? ", pool" : ", nullptr") +
               ");\n" + epilogue;

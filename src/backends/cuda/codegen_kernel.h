@@ -205,6 +205,8 @@ StatusOr<GeneratedKernel> generateMovement(const CodegenRequest& r, std::string&
 StatusOr<GeneratedKernel> generateLookup(const CodegenRequest& r, std::string& src);
 StatusOr<GeneratedKernel> generateRec(const CodegenRequest& r, std::string& src);
 StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src);
+/// The 3xTF32 tensor-core f32 CIN kernel's source (codegen_cin_x3.cc).
+const char* cinX3Source();
 StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src);
 StatusOr<GeneratedKernel> generateSpmm(const CodegenRequest& r, std::string& src);
 

@@ -65,7 +65,9 @@ struct Program {
 /// Lowers `plan` (verified for `t`) into steps; generated kernels are
 /// appended to one module source (not compiled here). Fails with the code
 /// generator's message, naming the group, when no kernel runs a group.
-StatusOr<Program> lowerPlan(const Graph& plan, const Target& t);
+/// `sm` is the GPU's compute capability (major * 10 + minor): generators
+/// pick instructions it has (e.g. TF32 MMAs from 80).
+StatusOr<Program> lowerPlan(const Graph& plan, const Target& t, int sm = 90);
 
 /// Device buffers of one batch size.
 struct ArenaPlan {
