@@ -19,15 +19,9 @@ from dataclasses import dataclass, field
 import torch
 
 import hand
+from names import FRAMEWORK_PEERS, LABELS  # noqa: F401  (re-exported)
 from shared import quantile
 
-LABELS = {"eager": "PyTorch eager", "torchscript": "TorchScript (trace + freeze)",
-          "compile": "torch.compile (default)", "compile_ro": "torch.compile reduce-overhead",
-          "max_autotune": "torch.compile max-autotune", "cudagraph": "eager + CUDA Graph",
-          "hand_graph": "hand-optimized, CUDA Graph", "hand_ro": "hand-optimized, compile reduce-overhead",
-          "hand_eager": "hand-optimized, eager", "hand_compile": "hand-optimized, compile default",
-          "cagr": "CAGR"}
-FRAMEWORK_PEERS = ["eager", "torchscript", "compile", "compile_ro", "max_autotune", "cudagraph"]
 # `--engines hand` means these variants; the report keeps the faster one as "hand-optimized".
 HAND_VARIANTS = {"cuda": ["hand_graph", "hand_ro"], "cpu": ["hand_eager", "hand_compile"]}
 CUDA_ONLY = {"compile_ro", "cudagraph", "hand_graph", "hand_ro"}

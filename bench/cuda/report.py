@@ -10,7 +10,7 @@ bandwidth) with the H200 SXM datasheet figures below.
 import json
 import os
 
-from engines import FRAMEWORK_PEERS, LABELS
+from names import FRAMEWORK_PEERS, LABELS
 from shared import fmt, geomean
 
 # NVIDIA H200 SXM datasheet (dense, no sparsity), FLOP/s and byte/s.
