@@ -30,9 +30,9 @@ const Target& h200() {
   return t;
 }
 
-void compileForSm90a(const cuda::Program& p, const std::string& what) {
+void compileForSm90a(const cuda::Program& p, const std::string& what, const std::string& arch = "sm_90a") {
   cuda::NvrtcOptions o;
-  o.arch = "sm_90a";
+  o.arch = arch;
   o.cacheDir = (fs::temp_directory_path() / ("cagr-nvrtc-cin-pool-test-" + std::to_string(getpid()))).string();
   auto m = cuda::compileModule(p.moduleSource, o);
   std::error_code ec;
@@ -156,16 +156,19 @@ TEST(CudaCinPoolCodegen, SmallPooledLayersOnEitherKernelCompile) {
 // f32 layers whose O is a multiple of 8 in [64, 256] take a one-h-per-step
 // kernel, which reads W as its transpose: the step asks for that layout
 // (library, transposed); narrower layers keep the 8x8-tile kernel and W as
-// stored. The step kernel is the 3xTF32 tensor-core one for a GPU from
-// sm_80 on, the FFMA one before (sm_75) or with CAGR_CUDA_CIN_F32=ffma.
-// Every module compiles.
+// stored. The step kernel (cp.async: sm_80 and later) is the 3xTF32
+// tensor-core one, the FFMA one with CAGR_CUDA_CIN_F32=ffma; on sm_90 a
+// small launch of the 3xTF32 kernel (here batch 301) runs as clusters of
+// two blocks along y. An sm_75 GPU gets the 8x8-tile kernel everywhere.
+// Every module compiles for its GPU.
 TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
   struct Case {
     const char* f32;
     int sm;
     const char* tag;
   };
-  for (const Case c : {Case{"", 90, ", 3xtf32]"}, Case{"ffma", 90, ", ffma-step]"}, Case{"", 75, ", ffma-step]"}}) {
+  for (const Case c : {Case{"", 90, ", 3xtf32]"}, Case{"", 80, ", 3xtf32]"}, Case{"ffma", 90, ", ffma-step]"},
+                       Case{"", 75, ", none]"}}) {
     if (*c.f32 != '\0') setenv("CAGR_CUDA_CIN_F32", c.f32, 1);
     for (auto [o1, o2, stepKernels] : {std::tuple{64, 72, 2}, std::tuple{40, 24, 0}, std::tuple{64, 60, 1}}) {
       const std::string what = "O " + std::to_string(o1) + " / " + std::to_string(o2) + " sm " +
@@ -192,10 +195,14 @@ TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
         const cuda::Launch l = k.launch(std::vector<int64_t>(k.extents.size(), 301));
         EXPECT_EQ(l.sharedBytes > 0, step) << what << ": dynamic shared memory only for a step kernel";
         const auto rows = static_cast<unsigned>(g.type(cin.inputs[2]).dims[0]);  // FFMA step: a thread per row
-        if (step) EXPECT_EQ(l.block[0], std::string(c.tag) == ", 3xtf32]" ? 256u : rows) << what << ": " << s.name;
+        const bool x3 = step && std::string(c.tag) == ", 3xtf32]";
+        if (step) EXPECT_EQ(l.block[0], x3 ? 256u : rows) << what << ": " << s.name;
+        const unsigned split = x3 && c.sm >= 90 ? 2u : 1u;
+        EXPECT_EQ(l.grid[1], split) << what << ": " << s.name;
+        EXPECT_EQ(l.clusterY, split) << what << ": " << s.name;
       }
-      EXPECT_EQ(steps, stepKernels) << what;
-      compileForSm90a(*p, what);
+      EXPECT_EQ(steps, c.sm >= 80 ? stepKernels : 0) << what;
+      compileForSm90a(*p, what, "sm_" + std::to_string(c.sm));
     }
     unsetenv("CAGR_CUDA_CIN_F32");
   }

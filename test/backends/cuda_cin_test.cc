@@ -149,22 +149,25 @@ TEST(CudaCinGpu, FusedReluMatchesTheReferenceOnEitherKernel) {
 
 // f32 layers of 64 and 72 rows run on nvrtc.cin's one-h-per-step kernels
 // (W uploaded transposed, cp.async double buffer): on tensor cores by
-// default (cagr_cin_x3_step, 3xTF32), on FFMA with CAGR_CUDA_CIN_F32=ffma
-// (cagr_cin_ffma_step), both to f32's bound: with the first layer's ReLU,
-// and with both layers pooled (D = 8: one atomic per value; D = 16: a
-// fragment's 16 rows summed across the warp first).
+// default (cagr_cin_x3_step, 3xTF32; these small batches run as clusters
+// of two blocks splitting H, CAGR_CIN_X3_SPLIT=1 runs them unsplit), on
+// FFMA with CAGR_CUDA_CIN_F32=ffma (cagr_cin_ffma_step), all to f32's
+// bound: with the first layer's ReLU, and with both layers pooled (D = 8:
+// one atomic per value; D = 16: a fragment's 16 rows summed across the
+// warp first).
 TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
   std::string why;
   auto backend = gpuOrSkip(why);
   if (!backend) GTEST_SKIP() << why;
-  for (const std::string f32 : {"", "ffma"}) {
+  for (const auto& [f32, split] : {std::pair{"", ""}, std::pair{"", "1"}, std::pair{"ffma", ""}}) {
     setEnv("CAGR_CUDA_CIN_F32", f32);
-    const std::string tag = f32.empty() ? ", 3xtf32]" : ", ffma-step]";
+    setEnv("CAGR_CIN_X3_SPLIT", split);
+    const std::string tag = std::string(*f32 == '\0' ? ", 3xtf32]" : ", ffma-step]");
     checkAgainstReference(*backend, twoCinLayers(Precision::kF32, "nvrtc.cin", true, 64, 72), 1e-4,
                           "nvrtc.cin step + relu" + tag, "nvrtc.cin[64x6x6, f32" + tag + "+relu");
     for (int64_t d : {8, 16}) {
       int step = 0;
-      const std::string what = "pooled step kernel" + tag + " D " + std::to_string(d);
+      const std::string what = "pooled step kernel" + tag + " split " + split + " D " + std::to_string(d);
       for (const std::string& k : checkAgainstReference(
                *backend, rectest::pooledCinLayers(d, "nvrtc.cin", Precision::kF32, 64, 72), 1e-4, what, d)) {
         step += k.find(tag + "+relu+sum") != std::string::npos ? 1 : 0;
@@ -173,6 +176,7 @@ TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
     }
   }
   unsetenv("CAGR_CUDA_CIN_F32");
+  unsetenv("CAGR_CIN_X3_SPLIT");
 }
 
 // The pooled tail (xDeepFM's sum over D fused into each CIN layer's kernel,

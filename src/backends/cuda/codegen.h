@@ -61,6 +61,7 @@ struct Launch {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0;
+  unsigned clusterY = 1;  // > 1: thread-block clusters of that many blocks along y (sm_90)
 };
 
 /// Dimension `dim` of the buffer passed as parameter `param`.

@@ -419,6 +419,16 @@ constexpr int64_t kCinStepSharedLimit = 96 * 1024;
 // WO / 2 blocks per SM at most WO = 4): 4, or CAGR_CIN_X3_WO=2 / 8. On
 // xDeepFM fp32 (H200) WO = 4 ran the 200x200x22 layer at 46.8 TFLOP/s at
 // batch 4096 against WO = 2's 40.3 (17.5 against 10.4 at batch 256).
+// Small launches of cagr_cin_x3_step (fewer than kCinX3SplitBelow blocks of
+// columns) run as clusters of 2 blocks, each half of H (sm_90). xDeepFM fp32
+// on the H200, 200x200x22 layer: batch 256 (64 blocks) 33.3 TFLOP/s split
+// against 17.5; batch 4096 (1024 blocks) 45.6 against 46.7 unsplit; 4-way
+// splits measured slower at both. CAGR_CIN_X3_SPLIT=1 turns it off.
+constexpr int64_t kCinX3SplitBelow = 264;
+int64_t cinX3Split() {
+  const char* env = std::getenv("CAGR_CIN_X3_SPLIT");
+  return env != nullptr && std::string(env) == "1" ? 1 : 2;
+}
 int64_t cinX3WarpsAlongO() {
   const char* env = std::getenv("CAGR_CIN_X3_WO");
   const std::string v = env != nullptr ? env : "";
@@ -502,18 +512,20 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   }
   int P = mathCode(n.mir.math);
   // f32 math on up to 256 rows, O % 8 == 0, W a constant: one h per K step,
-  // W read as its transpose. On tensor cores (sm_80+, M <= 48) 3xTF32
-  // (cagr_cin_x3_step, 128 columns per block) unless CAGR_CUDA_CIN_F32=ffma;
-  // else FFMA (cagr_cin_ffma_step, 64 columns, two blocks per SM).
+  // W read as its transpose, from sm_80 on (cp.async). On tensor cores (M <=
+  // 48) 3xTF32 (cagr_cin_x3_step) unless CAGR_CUDA_CIN_F32=ffma; else FFMA
+  // (cagr_cin_ffma_step, 64 columns, two blocks per SM).
   const bool wide = P == 0 && O % 8 == 0 && O >= 64 && O <= 256 && g.isConstant(n.inputs[2]);
   const int64_t mp = (M + 7) / 8 * 8, lda = O % 32 == 0 || O % 32 == 16 ? O + 8 : O;
-  const int64_t x3Shared = 2 * mp * lda * 4;
+  const int64_t x3Split = r.sm >= 90 ? cinX3Split() : 1;  // cluster launches need sm_90
   const int64_t x3Wo = cinX3WarpsAlongO(), x3Columns = 256 / x3Wo;
+  const int64_t x3Exchange = x3Split > 1 ? 2 * ((O / 8 + x3Wo - 1) / x3Wo) * 4 * 256 * 4 : 0;
+  const int64_t x3Shared = std::max(2 * mp * lda * 4, x3Exchange);
   const bool x3 = wide && r.sm >= 80 && M <= 48 && !f32CinOnFfma() && (sum < 0 || x3Columns % D == 0) &&
                   x3Shared + (sum >= 0 ? O * (x3Columns / D) * 4 : 0) <= kCinStepSharedLimit;
   const int64_t stepShared = (2 * M * O + 3 * M * 64) * 4;
   const int64_t poolShared = sum >= 0 ? O * (64 / D) * 4 : 0;
-  const bool step = wide && !x3 && stepShared + poolShared <= kCinStepSharedLimit;
+  const bool step = wide && !x3 && r.sm >= 80 && stepShared + poolShared <= kCinStepSharedLimit;  // cp.async
   KernelBuilder k(r, "cin", src);
   std::string args = k.in(n.inputs[0]) + ", " + k.in(n.inputs[1]) + ", " +
                      (step || x3 ? k.inTransposed(n.inputs[2]) : k.in(n.inputs[2])) + ", " +
@@ -574,6 +586,8 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
     rule.threads = 256;
     rule.sharedBytes = static_cast<unsigned>(x3Shared);
     rule.minBlocksPerSm = static_cast<unsigned>(x3Wo == 8 ? 3 : x3Wo / 2);
+    rule.splitY = static_cast<unsigned>(x3Split);
+    rule.splitBelow = kCinX3SplitBelow;
     CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
     return k.finish(src, rule, name + ", 3xtf32]" + suffix, std::string(kCinCommon) + cinX3Source(),
                     "CAGR_CIN_X3_STEP");

@@ -37,6 +37,35 @@ __device__ __forceinline__ void cagr_mma_tf32(float (&c)[4], const unsigned (&a)
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+// Thread-block clusters (sm_90): wait for every block of the cluster, and
+// load a float at a shared-memory address of block `rank`.
+// (Only launched so on sm_90: the PTX exists from there on.)
+__device__ __forceinline__ void cagr_cluster_sync() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ unsigned cagr_cluster_addr(const float* p, unsigned rank) {
+  unsigned r = 0;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+               : "=r"(r)
+               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))), "r"(rank));
+#endif
+  return r;
+}
+__device__ __forceinline__ float cagr_cluster_ld(unsigned a) {
+  float v = 0.f;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(a) : "memory");
+#endif
+  return v;
+}
+// gridDim.y = C > 1 (launched as clusters of C blocks along y, sm_90): the
+// C blocks of a cluster share a tile of columns, block y taking h in
+// [y * HC, (y + 1) * HC); blocks 1.. leave their sums in shared memory,
+// block 0 adds them and stores. Dynamic shared memory: the larger of the
+// stages and 2 * NTW * 4 * 256 floats.
 template <int O, int H, int M, int D, int WO, bool BIAS, typename P>
 __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, const float* __restrict__ x0,
                                                  const float* __restrict__ wt, const float* __restrict__ bias, P put,
@@ -50,6 +79,8 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int wo = warp % WO, wn = warp / WO;
   const long long NTOT = B * D, nb = (long long)blockIdx.x * BN, n0 = nb + wn * 32;
+  const int C = (int)gridDim.y, HC = (H + C - 1) / C, rank = (int)blockIdx.y;
+  const int h0 = rank * HC, h1 = min(H, h0 + HC);
   for (int e = tid; e < 2 * (MP - M) * LDA; e += THREADS) {
     const int s = e / ((MP - M) * LDA);
     As[s * MP * LDA + M * LDA + (e - s * (MP - M) * LDA)] = 0.f;
@@ -63,7 +94,7 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
     }
     asm volatile("cp.async.commit_group;\n" ::);
   };
-  loadA(0, 0);
+  if (h0 < h1) loadA(0, h0);
   // Fragment row r of m16 tile i is column n0 + 16 i + g + 8 r.
   const float* xkp[2][2];
   bool ok[2][2];
@@ -75,7 +106,7 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
       const long long n = n0 + 16 * i + g + 8 * r, b = n / D, d = n - b * D;
       ok[i][r] = n < NTOT;
       xkp[i][r] = xk + b * H * D + d;
-      xv[i][r] = ok[i][r] ? __ldg(xkp[i][r]) : 0.f;
+      xv[i][r] = ok[i][r] && h0 < h1 ? __ldg(xkp[i][r] + h0 * D) : 0.f;
 #pragma unroll
       for (int q = 0; q < MP / 4; ++q) {
         const int m = t + 4 * q;
@@ -89,16 +120,16 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
     for (int j = 0; j < NTW; ++j)
 #pragma unroll
       for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.f;
-  for (int h = 0; h < H; ++h) {
+  for (int h = h0; h < h1; ++h) {
     asm volatile("cp.async.wait_group 0;\n" ::);
     __syncthreads();  // step h's slice is in; every warp is done with step h - 1's buffer
-    if (h + 1 < H) loadA((h + 1) & 1, h + 1);
+    if (h + 1 < h1) loadA((h + 1 - h0) & 1, h + 1);
     float xn[2][2];
 #pragma unroll
     for (int i = 0; i < 2; ++i)
 #pragma unroll
-      for (int r = 0; r < 2; ++r) xn[i][r] = h + 1 < H && ok[i][r] ? __ldg(xkp[i][r] + (h + 1) * D) : 0.f;
-    const float* A = As + (h & 1) * MP * LDA + wo * NTW * 8 + g;
+      for (int r = 0; r < 2; ++r) xn[i][r] = h + 1 < h1 && ok[i][r] ? __ldg(xkp[i][r] + (h + 1) * D) : 0.f;
+    const float* A = As + ((h - h0) & 1) * MP * LDA + wo * NTW * 8 + g;
 #pragma unroll
     for (int ks = 0; ks < KS; ++ks) {
       unsigned ahi[2][4], alo[2][4];
@@ -141,6 +172,25 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
     for (int i = 0; i < 2; ++i)
 #pragma unroll
       for (int r = 0; r < 2; ++r) xv[i][r] = xn[i][r];
+  }
+  if (C > 1) {
+    asm volatile("cp.async.wait_group 0;\n" ::);
+    __syncthreads();  // the stages are free: they hold the exchange
+    constexpr int E = 2 * NTW * 4;
+    if (rank > 0) {
+#pragma unroll
+      for (int e = 0; e < E; ++e) As[e * THREADS + tid] = acc[e / (NTW * 4)][e / 4 % NTW][e % 4];
+    }
+    cagr_cluster_sync();
+    if (rank == 0) {
+      for (int q = 1; q < C; ++q) {
+        const unsigned base = cagr_cluster_addr(As + tid, q);
+#pragma unroll
+        for (int e = 0; e < E; ++e) acc[e / (NTW * 4)][e / 4 % NTW][e % 4] += cagr_cluster_ld(base + e * THREADS * 4);
+      }
+    }
+    cagr_cluster_sync();  // every block stays until block 0 has read its sums
+    if (rank > 0) return;
   }
   // c0, c1: row g, outputs 2t, 2t+1; c2, c3: row g+8.
   constexpr int S = BN / D;

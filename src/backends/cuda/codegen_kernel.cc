@@ -262,6 +262,7 @@ StatusOr<GeneratedKernel> KernelBuilder::finish(std::string& moduleSource, const
     Launch l;
     l.grid[0] = static_cast<unsigned>(blocks);
     l.grid[1] = rule.gridY;
+    if (rule.splitY > 1 && blocks < rule.splitBelow) l.grid[1] = l.clusterY = rule.splitY;
     l.block[0] = rule.threads;
     l.sharedBytes = rule.sharedBytes;
     return l;

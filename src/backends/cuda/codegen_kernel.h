@@ -38,6 +38,11 @@ struct LaunchRule {
   unsigned sharedBytes = 0;
   int64_t maxBlocks = int64_t{1} << 20;
   unsigned minBlocksPerSm = 0;  // > 0: __launch_bounds__'s second argument (caps registers)
+  // splitY > 1: launches of fewer than splitBelow blocks along x get gridY =
+  // splitY, the blocks of one x forming a cluster (sm_90; the kernel reads
+  // gridDim.y).
+  unsigned splitY = 1;
+  int64_t splitBelow = 0;
 };
 
 /// Builds one kernel: registers parameters, turns dims into C expressions

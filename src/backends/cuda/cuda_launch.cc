@@ -75,6 +75,21 @@ Status CudaExecutable::enqueueStep(Batch& bt, size_t s) {
   dim3 grid(l.grid[0], l.grid[1], l.grid[2]), block(l.block[0], l.block[1], l.block[2]);
   // A cudaKernel_t passes as the function pointer of cudaLaunchKernel.
   const void* fn = reinterpret_cast<const void*>(kernels_[static_cast<size_t>(st.kernel)]);
+  if (l.clusterY > 1) {  // blocks along y form clusters (the kernel splits its work across them)
+    cudaLaunchAttribute cluster;
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = 1;
+    cluster.val.clusterDim.y = l.clusterY;
+    cluster.val.clusterDim.z = 1;
+    cudaLaunchConfig_t c{};
+    c.gridDim = grid;
+    c.blockDim = block;
+    c.dynamicSmemBytes = l.sharedBytes;
+    c.stream = stream;
+    c.attrs = &cluster;
+    c.numAttrs = 1;
+    return checkCuda(cudaLaunchKernelExC(&c, fn, bt.args[s].data()), stepWhere(s) + ": cudaLaunchKernelExC");
+  }
   return checkCuda(cudaLaunchKernel(fn, grid, block, bt.args[s].data(), l.sharedBytes, stream),
                    stepWhere(s) + ": cudaLaunchKernel");
 }
