@@ -113,8 +113,9 @@ double singleStepFloor(const HardwareProfile& hw);
 /// overhead_s of the (kernel, shapeClass) entry less the trivial probe
 /// kernel's (kTrivialProbeKernel / kTrivialProbeClass; singleStepFloor()
 /// where the profile has no such entry), for
-/// generated kernels ("nvrtc.*") with that exact entry; 0 otherwise (no
-/// entry, no single-step floor, or a library kernel timed in graph replays).
+/// generated kernels ("nvrtc.*") and CAGR's cuBLASLt CIN steps
+/// ("cublaslt.cin*") with that exact entry; 0 otherwise (no entry, no
+/// single-step floor, or a library kernel timed in graph replays).
 inline constexpr const char* kTrivialProbeKernel = "nvrtc.eltwise";
 inline constexpr const char* kTrivialProbeClass = "eltwise.stream";
 double probedMinimumRun(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass);

@@ -153,6 +153,28 @@ TEST(CudaCinPoolCodegen, SmallPooledLayersOnEitherKernelCompile) {
   }
 }
 
+// A CIN layer the plan leaves unassigned runs on nvrtc.cin in f32 math and
+// on cublaslt.cin (a kCinGemm step) in tensor-core math, as the cost model
+// prices it.
+TEST(CudaCinPoolCodegen, UnassignedLayersRunOnNvrtcInF32AndOnCublasLtInTensorCoreMath) {
+  for (Precision math : kModes) {
+    Graph g = rectest::pooledCinLayers(8);
+    for (Node& n : g.mutableNodes()) {
+      if (n.op == OpKind::kCIN) n.mir.math = math;
+    }
+    auto p = cuda::lowerPlan(g, h200());
+    ASSERT_TRUE(p.isOk()) << precisionName(math) << ": " << p.status().message();
+    int gemmSteps = 0, generated = 0;
+    for (const auto& s : p->steps) {
+      if (g.node(s.nodes.front()).op != OpKind::kCIN) continue;
+      gemmSteps += s.kind == cuda::StepKind::kCinGemm ? 1 : 0;
+      generated += s.kind == cuda::StepKind::kGenerated && s.name.rfind("nvrtc.cin[", 0) == 0 ? 1 : 0;
+    }
+    EXPECT_EQ(gemmSteps, math == Precision::kF32 ? 0 : 2) << precisionName(math);
+    EXPECT_EQ(generated, math == Precision::kF32 ? 2 : 0) << precisionName(math);
+  }
+}
+
 // f32 layers whose O is a multiple of 8 in [64, 256] take a one-h-per-step
 // kernel, which reads W as its transpose: the step asks for that layout
 // (library, transposed); narrower layers keep the 8x8-tile kernel and W as

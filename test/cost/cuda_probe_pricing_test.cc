@@ -89,6 +89,34 @@ TEST(CudaProbePricing, ATensorCoreCinIsPricedByItsMathModesEntry) {
   EXPECT_NEAR(e.computeS, flops / rate, 1e-9 * flops / rate);  // its own tf32 curve, no peak ratio
 }
 
+// A CIN the plan leaves unassigned runs on cuBLASLt in tensor-core math
+// (cuda_program.cc): priced by cublaslt.cin's entry of that math, not by
+// nvrtc.cin's wmma kernel; chosen nvrtc.cin keeps its own entry.
+TEST(CudaProbePricing, AnUnassignedTensorCoreCinIsPricedAsTheCublasLtStep) {
+  Graph g = parsed(specFor("nvrtc.cin", "gemm.cin", 1));
+  const int64_t batch = 4096;
+  auto stats = computeStats(g, defaultBindings(g, batch));
+  ASSERT_TRUE(stats.isOk());
+  double flops = 0;
+  for (const NodeStats& s : stats->nodes) flops += s.counts.flops;
+  HardwareProfile hw = probed();
+  hw.efficiencies.push_back(entry("nvrtc.cin_tf32", "gemm.cin", 4e-6, {{1e6, 2e11}, {1e10, 4e12}}));
+  hw.efficiencies.push_back(entry("cublaslt.cin_tf32", "gemm.cin", 4e-6, {{1e6, 5e11}, {1e10, 9e12}}));
+  for (Node& n : g.mutableNodes()) {
+    if (n.op == OpKind::kCIN) n.mir.math = Precision::kTF32;
+  }
+  KernelEstimate unassigned = only(priced(hw, g, batch));
+  const double lt = hw.efficiency("cublaslt.cin_tf32", "gemm.cin")->rateAt(flops);
+  EXPECT_NEAR(unassigned.computeS, flops / lt, 1e-9 * flops / lt);
+  for (Node& n : g.mutableNodes()) {
+    if (n.op == OpKind::kCIN) n.mir.kernel = *kernelByName("nvrtc.cin");
+  }
+  KernelEstimate chosen = only(priced(hw, g, batch));
+  const double own = hw.efficiency("nvrtc.cin_tf32", "gemm.cin")->rateAt(flops);
+  EXPECT_NEAR(chosen.computeS, flops / own, 1e-9 * flops / own);
+  EXPECT_GT(chosen.seconds, unassigned.seconds);
+}
+
 TEST(CudaProbePricing, LookupsAndElementwiseUseTheirGeneratedKernels) {
   HardwareProfile hw = probed();
   KernelEstimate bag = only(priced(hw, parsed(specFor("nvrtc.embedding", "gather.cached")), 4096));
@@ -152,6 +180,8 @@ TEST(CudaProbePricing, AProbedKernelsShortestRunReplacesASmallerGraphFloor) {
   for (auto& e : hw.efficiencies) {
     if (e.kernel == "nvrtc.embedding") e.overheadS = 3e-6 + 5e-6;  // 5 us beyond the trivial kernel's 3 us
   }
+  // CAGR's cuBLASLt CIN step is probed the same way: its shortest run counts.
+  hw.efficiencies.push_back(entry("cublaslt.cin", "gemm.cin", 3e-6 + 7e-6, {{1e6, 1e11}, {1e10, 2e12}}));
   KernelEfficiency floor;
   floor.kernel = kGraphStepKernel;
   floor.shapeClass = kGraphStepClass;
@@ -162,6 +192,7 @@ TEST(CudaProbePricing, AProbedKernelsShortestRunReplacesASmallerGraphFloor) {
   EXPECT_NEAR(probedMinimumRun(hw, "nvrtc.embedding", "gather.cached"), 5e-6, 1e-15);
   EXPECT_DOUBLE_EQ(probedMinimumRun(hw, "nvrtc.eltwise", "eltwise.stream"), 0.0);
   EXPECT_DOUBLE_EQ(probedMinimumRun(hw, "cublaslt.matmul", "gemm.medium"), 0.0);  // library: timed in replays
+  EXPECT_NEAR(probedMinimumRun(hw, "cublaslt.cin", "gemm.cin"), 7e-6, 1e-15);
   EXPECT_DOUBLE_EQ(probedMinimumRun(hw, "nvrtc.spmm", "spmm.csr"), 0.0);          // no entry
   KernelEstimate bag = only(priced(hw, parsed(specFor("nvrtc.embedding", "gather.cached")), 4096));
   EXPECT_NEAR(bag.launchS, 5e-6, 1e-15);
