@@ -27,6 +27,18 @@ Graph parsed(const hw::CudaProbeSpec& s) {
   return pricingtest::parsed(s.text(), s.label);
 }
 
+// The graph's FLOPs at `batch` (0 after a failure, which the caller's
+// estimates then fail on).
+double flopsAt(const Graph& g, int64_t batch) {
+  auto stats = computeStats(g, defaultBindings(g, batch));
+  EXPECT_TRUE(stats.isOk());
+  double flops = 0;
+  if (stats.isOk()) {
+    for (const NodeStats& s : stats->nodes) flops += s.counts.flops;
+  }
+  return flops;
+}
+
 HardwareProfile probed() {
   HardwareProfile hw = h200();
   hw.provenance = "measured";
@@ -39,10 +51,7 @@ HardwareProfile probed() {
 TEST(CudaProbePricing, CinLayerIsPricedByItsOwnCurveNotCublas) {
   Graph g = parsed(specFor("nvrtc.cin", "gemm.cin", 1));  // [N,200,16] x [N,22,16] -> 200
   const int64_t batch = 4096;
-  auto stats = computeStats(g, defaultBindings(g, batch));
-  ASSERT_TRUE(stats.isOk());
-  double flops = 0;
-  for (const NodeStats& s : stats->nodes) flops += s.counts.flops;
+  const double flops = flopsAt(g, batch);
 
   KernelEstimate before = only(priced(h200(), g, batch));
   EXPECT_NE(before.kernel, "nvrtc.cin");  // a datasheet profile: cuBLAS's class rate, as before
@@ -69,36 +78,14 @@ TEST(CudaProbePricing, CinLayerIsPricedByItsOwnCurveNotCublas) {
   EXPECT_NEAR(viaPlan.seconds, after.seconds, 1e-12);
 }
 
+// A tensor-core CIN on nvrtc.cin is priced by that kernel's entry of its
+// math mode (no peak ratio); one the plan leaves unassigned runs on
+// cuBLASLt in tensor-core math (cuda_program.cc) and is priced by
+// cublaslt.cin's entry of that mode, not by nvrtc.cin's wmma kernel.
 TEST(CudaProbePricing, ATensorCoreCinIsPricedByItsMathModesEntry) {
   Graph g = parsed(specFor("nvrtc.cin", "gemm.cin", 1));
   const int64_t batch = 4096;
-  auto stats = computeStats(g, defaultBindings(g, batch));
-  ASSERT_TRUE(stats.isOk());
-  double flops = 0;
-  for (const NodeStats& s : stats->nodes) flops += s.counts.flops;
-  HardwareProfile hw = probed();
-  hw.efficiencies.push_back(entry("nvrtc.cin_tf32", "gemm.cin", 4e-6, {{1e6, 2e11}, {1e10, 4e12}}));
-  for (Node& n : g.mutableNodes()) {
-    if (n.op != OpKind::kCIN) continue;
-    n.mir.kernel = *kernelByName("nvrtc.cin");
-    n.mir.math = Precision::kTF32;
-  }
-  KernelEstimate e = only(priced(hw, g, batch));
-  EXPECT_EQ(e.kernel, "nvrtc.cin");
-  const double rate = hw.efficiency("nvrtc.cin_tf32", "gemm.cin")->rateAt(flops);
-  EXPECT_NEAR(e.computeS, flops / rate, 1e-9 * flops / rate);  // its own tf32 curve, no peak ratio
-}
-
-// A CIN the plan leaves unassigned runs on cuBLASLt in tensor-core math
-// (cuda_program.cc): priced by cublaslt.cin's entry of that math, not by
-// nvrtc.cin's wmma kernel; chosen nvrtc.cin keeps its own entry.
-TEST(CudaProbePricing, AnUnassignedTensorCoreCinIsPricedAsTheCublasLtStep) {
-  Graph g = parsed(specFor("nvrtc.cin", "gemm.cin", 1));
-  const int64_t batch = 4096;
-  auto stats = computeStats(g, defaultBindings(g, batch));
-  ASSERT_TRUE(stats.isOk());
-  double flops = 0;
-  for (const NodeStats& s : stats->nodes) flops += s.counts.flops;
+  const double flops = flopsAt(g, batch);
   HardwareProfile hw = probed();
   hw.efficiencies.push_back(entry("nvrtc.cin_tf32", "gemm.cin", 4e-6, {{1e6, 2e11}, {1e10, 4e12}}));
   hw.efficiencies.push_back(entry("cublaslt.cin_tf32", "gemm.cin", 4e-6, {{1e6, 5e11}, {1e10, 9e12}}));
@@ -111,10 +98,11 @@ TEST(CudaProbePricing, AnUnassignedTensorCoreCinIsPricedAsTheCublasLtStep) {
   for (Node& n : g.mutableNodes()) {
     if (n.op == OpKind::kCIN) n.mir.kernel = *kernelByName("nvrtc.cin");
   }
-  KernelEstimate chosen = only(priced(hw, g, batch));
-  const double own = hw.efficiency("nvrtc.cin_tf32", "gemm.cin")->rateAt(flops);
-  EXPECT_NEAR(chosen.computeS, flops / own, 1e-9 * flops / own);
-  EXPECT_GT(chosen.seconds, unassigned.seconds);
+  KernelEstimate e = only(priced(hw, g, batch));
+  EXPECT_EQ(e.kernel, "nvrtc.cin");
+  const double rate = hw.efficiency("nvrtc.cin_tf32", "gemm.cin")->rateAt(flops);
+  EXPECT_NEAR(e.computeS, flops / rate, 1e-9 * flops / rate);  // its own tf32 curve, no peak ratio
+  EXPECT_GT(e.seconds, unassigned.seconds);
 }
 
 TEST(CudaProbePricing, LookupsAndElementwiseUseTheirGeneratedKernels) {
