@@ -425,22 +425,20 @@ constexpr int64_t kCinStepSharedLimit = 96 * 1024;
 // against 17.5; batch 4096 (1024 blocks) 45.6 against 46.7 unsplit; 4-way
 // splits measured slower at both. CAGR_CIN_X3_SPLIT=1 turns it off.
 constexpr int64_t kCinX3SplitBelow = 264;
-int64_t cinX3Split() {
-  const char* env = std::getenv("CAGR_CIN_X3_SPLIT");
-  return env != nullptr && std::string(env) == "1" ? 1 : 2;
+// An environment variable's value ("" when unset).
+std::string envValue(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
 }
+int64_t cinX3Split() { return envValue("CAGR_CIN_X3_SPLIT") == "1" ? 1 : 2; }
 int64_t cinX3WarpsAlongO() {
-  const char* env = std::getenv("CAGR_CIN_X3_WO");
-  const std::string v = env != nullptr ? env : "";
+  const std::string v = envValue("CAGR_CIN_X3_WO");
   return v == "2" ? 2 : v == "8" ? 8 : 4;
 }
 
 // CAGR_CUDA_CIN_F32=ffma keeps f32 CIN layers on FFMA (every product exact
 // in f32) where the 3xTF32 tensor-core kernel would run.
-bool f32CinOnFfma() {
-  const char* env = std::getenv("CAGR_CUDA_CIN_F32");
-  return env != nullptr && std::string(env) == "ffma";
-}
+bool f32CinOnFfma() { return envValue("CAGR_CUDA_CIN_F32") == "ffma"; }
 
 }  // namespace
 
