@@ -258,7 +258,10 @@ StatusOr<CompiledModule> compileModule(const std::string& source, const NvrtcOpt
     return invalidArgument("NVRTC architecture '" + opts.arch + "': expected sm_XX[a] (CUBIN) or compute_XX[a] (PTX)");
   }
   bool cubin = opts.arch.rfind("sm_", 0) == 0;
-  std::vector<std::string> options = {"--gpu-architecture=" + opts.arch, "-std=c++17"};
+  // --split-compile=0: NVRTC optimizes the module's kernels on as many threads
+  // as the host has (a plan's kernels are independent; wall time, not CPU
+  // time, is what a cold compile costs the user).
+  std::vector<std::string> options = {"--gpu-architecture=" + opts.arch, "-std=c++17", "--split-compile=0"};
   std::string include = cudaIncludeDir();
   if (!include.empty()) options.push_back("-I" + include);
   std::string keyText = "cagr-nvrtc\n" + nvrtcVersionString() + "\n";
