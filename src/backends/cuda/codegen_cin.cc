@@ -19,7 +19,6 @@
 // and the layer's map only where a later kernel reads it. The shared-memory
 // atomics leave the order of a row's D terms, so its last bit, to chance.
 #include <algorithm>
-#include <cstdlib>
 #include <numeric>
 
 #include "backends/cuda/codegen_kernel.h"
@@ -425,11 +424,6 @@ constexpr int64_t kCinStepSharedLimit = 96 * 1024;
 // against 17.5; batch 4096 (1024 blocks) 45.6 against 46.7 unsplit; 4-way
 // splits measured slower at both. CAGR_CIN_X3_SPLIT=1 turns it off.
 constexpr int64_t kCinX3SplitBelow = 264;
-// An environment variable's value ("" when unset).
-std::string envValue(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? v : "";
-}
 int64_t cinX3Split() { return envValue("CAGR_CIN_X3_SPLIT") == "1" ? 1 : 2; }
 int64_t cinX3WarpsAlongO() {
   const std::string v = envValue("CAGR_CIN_X3_WO");
@@ -587,8 +581,8 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
     rule.splitY = static_cast<unsigned>(x3Split);
     rule.splitBelow = kCinX3SplitBelow;
     CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
-    return k.finish(src, rule, name + ", 3xtf32]" + suffix, std::string(kCinCommon) + cinX3Source(),
-                    "CAGR_CIN_X3_STEP");
+    return k.finish(src, rule, name + ", 3xtf32]" + suffix,
+                    std::string(kCinCommon) + tf32x3Helpers() + cinX3Source(), "CAGR_CIN_X3_STEP");
   }
   if (step) {
     k.body += "  cagr_cin_ffma_step<" + shape + ", " + b + ">(" + args + (sum >= 0 ? ", pool" : ", nullptr") +

@@ -25,42 +25,6 @@ namespace cagr::cuda::gen {
 
 const char* cinX3Source() {
   return R"CUDA(
-// hi: x with its low 13 mantissa bits cleared (a TF32 value); lo = x - hi,
-// exact in f32, which the MMA reads truncated to TF32.
-__device__ __forceinline__ void cagr_split_tf32(float x, unsigned& hi, unsigned& lo) {
-  hi = __float_as_uint(x) & 0xffffe000u;
-  lo = __float_as_uint(x - __uint_as_float(hi));
-}
-// c += a * b, one m16n8k8 TF32 MMA (a row-major 16x8, b column-major 8x8).
-__device__ __forceinline__ void cagr_mma_tf32(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-// Thread-block clusters (sm_90): wait for every block of the cluster, and
-// load a float at a shared-memory address of block `rank`.
-// (Only launched so on sm_90: the PTX exists from there on.)
-__device__ __forceinline__ void cagr_cluster_sync() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ unsigned cagr_cluster_addr(const float* p, unsigned rank) {
-  unsigned r = 0;
-#if __CUDA_ARCH__ >= 900
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
-               : "=r"(r)
-               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))), "r"(rank));
-#endif
-  return r;
-}
-__device__ __forceinline__ float cagr_cluster_ld(unsigned a) {
-  float v = 0.f;
-#if __CUDA_ARCH__ >= 900
-  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(a) : "memory");
-#endif
-  return v;
-}
 // gridDim.y = C > 1 (launched as clusters of C blocks along y, sm_90): the
 // C blocks of a cluster share a tile of columns, block y taking h in
 // [y * HC, (y + 1) * HC); blocks 1.. leave their sums in shared memory,

@@ -7,8 +7,11 @@
 // its coalesced stores), narrower column tiles with more row lanes for N of
 // 8..64, and one warp per output row with lanes splitting K for N <= 4;
 // 256 threads; blocks walk the (batch, row tile, column tile) space with a
-// grid-stride loop, so one module serves every batch size.
+// grid-stride loop, so one module serves every batch size. A static K <=
+// 16 with N a multiple of 32 takes a warp per output row instead
+// (cagr_gemm_rowk); CAGR_CUDA_GEMM_F32=x3 the 3xTF32 tiles (codegen_gemm_x3.cc).
 #include <algorithm>
+#include <optional>
 
 #include "backends/cuda/codegen_kernel.h"
 #include "ir/dims.h"
@@ -102,7 +105,48 @@ __device__ __forceinline__ void cagr_gemm_dot(long long batch, long long M, long
     }
   }
 }
+// Small static K, N a multiple of 32 (DLRM's 13 -> 512 layer: bound by its
+// stores): B staged in shared memory as [K][N] once per block, one warp per
+// output row with lane j's columns j + 32 q, so each store instruction writes
+// 32 consecutive floats; lane k < K reads A's element k of the row (the next
+// row's is in flight while this one is summed) and shuffles broadcast it.
+template <int K, int N, typename LA, typename LB, typename EPI>
+__device__ __forceinline__ void cagr_gemm_rowk(long long M, LA la, LB lb, EPI epi) {
+  __shared__ float Bs[K * N];
+  for (int e = threadIdx.x; e < K * N; e += blockDim.x) Bs[e] = lb(0ll, (long long)(e / N), (long long)(e % N));
+  __syncthreads();
+  const int lane = threadIdx.x % 32;
+  const long long step = (long long)gridDim.x * (blockDim.x / 32);
+  long long r = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  float x = r < M && lane < K ? la(0ll, r, (long long)lane) : 0.f;
+  for (; r < M; r += step) {
+    const float next = r + step < M && lane < K ? la(0ll, r + step, (long long)lane) : 0.f;
+    float acc[N / 32];
+#pragma unroll
+    for (int q = 0; q < N / 32; ++q) acc[q] = 0.f;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const float a = __shfl_sync(0xffffffffu, x, k);
+#pragma unroll
+      for (int q = 0; q < N / 32; ++q) acc[q] = fmaf(a, Bs[k * N + lane + 32 * q], acc[q]);
+    }
+#pragma unroll
+    for (int q = 0; q < N / 32; ++q) epi(0ll, r, (long long)(lane + 32 * q), acc[q]);
+    x = next;
+  }
+}
 )CUDA";
+
+// Static K <= 16 and N = 32 q <= 512 with B's [K][N] within 32 KB (no batch):
+// cagr_gemm_rowk. CAGR_GEMM_ROWK=0 keeps the tiles. Measured on the H200
+// (DLRM's 4096x512x13 + bias + ReLU, per kernel with CUDA events): 14-15 us
+// against the 32x128 FFMA tiles' 18 and cuBLASLt's 17-19; ncu: 10.7 us on
+// the GPU, latency-bound (a quarter of the warps resident, B staged per
+// block), so more rows in flight per warp is what is left.
+bool rowKernel(const std::vector<Dim>& batch, Dim n, Dim kd) {
+  if (!batch.empty() || isSymbolic(n) || isSymbolic(kd) || envValue("CAGR_GEMM_ROWK") == "0") return false;
+  return kd <= 16 && n % 32 == 0 && n >= 32 && n <= 512 && kd * n * 4 <= 32 * 1024;
+}
 
 // Tile shape of the generated GEMM for static N / K (symbolic: large).
 struct TileShape {
@@ -132,6 +176,76 @@ TileShape tileShape(Dim n, Dim kd) {
   }
   t.bm = 256 / (t.bn / t.tn) * t.tm;
   return t;
+}
+
+// The 3xTF32 tensor-core tiles (codegen_gemm_x3.cc), opt-in with
+// CAGR_CUDA_GEMM_F32=x3, for an f32 GEMM on sm_80+ of N >= 32 and K >= 32
+// (narrower or shallower ones keep the FFMA tiles, bound by their stores
+// or their launch): BM x BN blocks of WM x WN warp tiles, 64 x 128 (four
+// 32 x 64 warps) for N > 64, else 64 x 64 (four 32 x 32);
+// CAGR_GEMM_X3_TILE = 64x64 / 64x128 / 128x64 / 128x128 picks one (64-row
+// warp tiles at BM = 128, eight 64 x 32 warps at 128 x 128),
+// CAGR_GEMM_X3_WARPS=8 eight warps. Not the default: measured on the H200
+// (DLRM's 4096x256x512, 4096x512x367, 4096x512x256 at 23.6-25.4 TFLOP/s
+// against cuBLASLt's 29-39, every tile and split tried slower) it would
+// only replace the FFMA tiles where a plan picks this kernel for its fused
+// epilogue, and the profile's one probe of the class (aligned K) priced
+// DCN-v2's K = 429 layers, copied one float at a time, far too cheaply.
+struct X3Tile {
+  int bm = 64, bn = 128, wm = 32, wn = 64;
+  int threads() const { return 32 * (bm / wm) * (bn / wn); }
+};
+
+std::optional<X3Tile> x3Tile(const CodegenRequest& r, Precision math, const TileShape& t, Dim n, Dim kd) {
+  const bool wide = (isSymbolic(n) || n >= 32) && (isSymbolic(kd) || kd >= 32);
+  if (math != Precision::kF32 || r.sm < 80 || t.dotColumns > 0 || !wide || envValue("CAGR_CUDA_GEMM_F32") != "x3") {
+    return std::nullopt;
+  }
+  X3Tile x;
+  std::string v = envValue("CAGR_GEMM_X3_TILE");
+  if (v != "64x64" && v != "64x128" && v != "128x64" && v != "128x128") v = !isSymbolic(n) && n <= 64 ? "64x64" : "";
+  if (!v.empty()) {
+    x.bm = v[0] == '1' ? 128 : 64;
+    x.bn = v.substr(v.find('x') + 1) == "128" ? 128 : 64;
+    x.wm = x.bm == 128 ? 64 : 32;
+    x.wn = x.bn == 128 && x.bm == 64 ? 64 : 32;
+  }
+  if (envValue("CAGR_GEMM_X3_WARPS") == "8") x.wm = 32, x.wn = x.bn * x.bm / 256;
+  return x;
+}
+
+// Launches of the cp.async kernel with fewer blocks than 2 per SM (132 SMs:
+// the H200) split K over clusters of two blocks (sm_90); CAGR_GEMM_X3_SPLIT
+// = 1 / 4 sets the split.
+constexpr int64_t kGemmX3SplitBelow = 264;
+unsigned gemmX3Split(int sm) {
+  const std::string v = envValue("CAGR_GEMM_X3_SPLIT");
+  return sm < 90 || v == "1" ? 1u : v == "4" ? 4u : 2u;
+}
+
+// The 3xTF32 kernel with both operands read by cp.async (cagr_gemm_x3_kk):
+// A row-major with no batch of its own beyond M's (a Gemm without transA, a
+// MatMul of [..., M, K] by a 2-D B, its batch folded into M), B k-contiguous
+// (transB) or a 2-D constant, uploaded transposed. Empty where the
+// element-lambda kernel (cagr_gemm_x3) has to run.
+struct KkOperands {
+  std::string a, bt, m;
+};
+
+std::optional<KkOperands> kkOperands(KernelBuilder& k, const Node& n, bool kMajorB, const std::vector<Dim>& batch,
+                                     Dim m) {
+  const Graph& g = k.g();
+  const bool gemm = n.op == OpKind::kGemm && n.attrs.getInt("transA", 0) == 0;
+  const bool matmul =
+      n.op == OpKind::kMatMul && g.type(n.inputs[1]).rank() == 2 && g.type(n.inputs[0]).rank() >= 2;
+  if (!gemm && !matmul) return std::nullopt;
+  ValueId b = n.inputs[1];
+  if (!kMajorB && !(g.isConstant(b) && g.type(b).rank() == 2)) return std::nullopt;
+  KkOperands o;
+  o.a = k.in(n.inputs[0]);
+  o.bt = kMajorB ? k.in(b) : k.inTransposed(b);
+  o.m = batch.empty() ? k.dim(m) : "(" + k.size(batch) + " * " + k.dim(m) + ")";
+  return o;
 }
 
 // The anchor as a batched GEMM: element addressing of A and B, sizes, and
@@ -224,37 +338,70 @@ StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src
                       : n.mir.math == Precision::kBF16 ? "cagr_bf16r"
                       : n.mir.math == Precision::kF16  ? "cagr_f16r"
                                                        : "";
-  std::string A = k.in(d.a), B = k.in(d.b);
-  k.body += "  auto la = [&](long long bi, long long m, long long k) { return " + round + "(cagr_ld(" + A + ", " +
-            d.aIndex + ")); };\n" + "  auto lb = [&](long long bi, long long k, long long n) { return " + round +
-            "(cagr_ld(" + B + ", " + d.bIndex + ")); };\n" +
-            "  auto epi = [&](long long bi, long long m, long long n, float acc) {\n" + epi + "  };\n";
   const TileShape t = tileShape(d.n, d.kd);
+  const std::optional<X3Tile> x3 = x3Tile(r, n.mir.math, t, d.n, d.kd);
+  const std::optional<KkOperands> kk = x3 ? kkOperands(k, n, d.kMajorB, d.batch, d.m) : std::nullopt;
+  if (!kk) {
+    std::string A = k.in(d.a), B = k.in(d.b);
+    k.body += "  auto la = [&](long long bi, long long m, long long k) { return " + round + "(cagr_ld(" + A + ", " +
+              d.aIndex + ")); };\n" + "  auto lb = [&](long long bi, long long k, long long n) { return " + round +
+              "(cagr_ld(" + B + ", " + d.bIndex + ")); };\n";
+  }
+  k.body += "  auto epi = [&](long long bi, long long m, long long n, float acc) {\n" + epi + "  };\n";
   std::string M = k.dim(d.m), N = k.dim(d.n), K = k.dim(d.kd), shapeName;
   LaunchRule rule;
   rule.work = d.batch;
   rule.work.push_back(d.m);
   rule.maxBlocks = 65536;
-  if (t.dotColumns > 0) {
+  auto i = [](int v) { return std::to_string(v); };
+  std::string prefix = kGemm, guard = "CAGR_GEMM_SMALL";
+  if (x3) {
+    const std::string tile = i(x3->bm) + ", " + i(x3->bn) + ", " + i(x3->wm) + ", " + i(x3->wn);
+    if (kk) {
+      constexpr int kStages = 3, kRow = 40;  // cagr_gemm_x3_kk's ring and row pitch (floats)
+      k.body += "  cagr_gemm_x3_kk<" + tile + ", " + i(kStages) + ">(" + kk->m + ", " + N + ", " + K + ", " + kk->a +
+                ", " + kk->bt + ", epi);\n";
+      rule.sharedBytes = static_cast<unsigned>(kStages * (x3->bm + x3->bn) * kRow * 4);
+      rule.splitY = gemmX3Split(r.sm);
+      rule.splitBelow = kGemmX3SplitBelow;
+    } else {
+      k.body += "  cagr_gemm_x3<" + tile + ", " + (d.kMajorB ? "true" : "false") + ">(" + k.size(d.batch) + ", " + M +
+                ", " + N + ", " + K + ", la, lb, epi);\n";
+    }
+    rule.work.push_back(isSymbolic(d.n) ? d.n : (d.n + x3->bn - 1) / x3->bn * x3->bn);
+    rule.roundTo.assign(rule.work.size() - 1, 1);
+    rule.roundTo.back() = x3->bm;  // whole row tiles: as many blocks as tiles
+    rule.perBlock = int64_t{x3->bm} * x3->bn;
+    rule.threads = static_cast<unsigned>(x3->threads());
+    shapeName = ", 3xtf32 " + i(x3->bm) + "x" + i(x3->bn) + (kk ? " cp.async" : "") + " tiles";
+    prefix = std::string(tf32x3Helpers()) + gemmX3Source();
+    guard = "CAGR_GEMM_X3";
+  } else if (rowKernel(d.batch, d.n, d.kd)) {
+    k.body += "  cagr_gemm_rowk<" + std::to_string(d.kd) + ", " + std::to_string(d.n) + ">(" + M + ", la, lb, epi);\n";
+    rule.perBlock = 32;  // rows: two per warp of 16 (B staged once per 32 rows)
+    rule.threads = 512;
+    shapeName = ", rows of " + std::to_string(d.n);
+  } else if (t.dotColumns > 0) {
     k.body += "  cagr_gemm_dot<" + std::to_string(t.dotColumns) + ">(" + k.size(d.batch) + ", " + M + ", " + K +
               ", la, lb, epi);\n";
     rule.perBlock = 8;  // rows: one per warp
     shapeName = ", row dots";
   } else {
-    auto i = [](int v) { return std::to_string(v); };
     k.body += "  cagr_gemm_tile<" + i(t.bm) + ", " + i(t.bn) + ", " + i(t.bk) + ", " + i(t.tm) + ", " + i(t.tn) + ", " +
               (d.kMajorB ? "true" : "false") + ">(" + k.size(d.batch) + ", " + M + ", " + N + ", " + K +
               ", la, lb, epi);\n";
     // Whole column tiles when N is static, so the grid covers every tile.
     rule.work.push_back(isSymbolic(d.n) ? d.n : (d.n + t.bn - 1) / t.bn * t.bn);
+    rule.roundTo.assign(rule.work.size() - 1, 1);
+    rule.roundTo.back() = t.bm;
     rule.perBlock = int64_t{t.bm} * t.bn;
     rule.minBlocksPerSm = t.tm == 8 ? 2 : 3;  // caps registers (128 / 85): resident blocks hide the loads
     shapeName = ", " + i(t.bm) + "x" + i(t.bn) + " tiles";
   }
   CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
   return k.finish(src, rule,
-                  std::string("nvrtc.gemm_small[") + opInfo(n.op).mnemonic + shapeName + "]" + tail.suffix(g), kGemm,
-                  "CAGR_GEMM_SMALL");
+                  std::string("nvrtc.gemm_small[") + opInfo(n.op).mnemonic + shapeName + "]" + tail.suffix(g), prefix,
+                  guard);
 }
 
 }  // namespace cagr::cuda::gen

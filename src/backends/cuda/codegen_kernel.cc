@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 
@@ -69,6 +70,11 @@ std::string literal(double v, DType t) {
   if (c == "bool") return v != 0 ? "true" : "false";
   std::snprintf(buf, sizeof buf, "%lldLL", static_cast<long long>(v));
   return c == "int" ? "((int)" + std::string(buf) + ")" : buf;
+}
+
+std::string envValue(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
 }
 
 std::string gridStride(const std::string& var, const std::string& count, const std::string& inner,
@@ -257,7 +263,12 @@ StatusOr<GeneratedKernel> KernelBuilder::finish(std::string& moduleSource, const
       value[static_cast<size_t>(s.symbol)] = e / s.coef;
     }
     int64_t work = 1;
-    for (Dim d : rule.work) work *= isSymbolic(d) ? dimCoef(d) * value[static_cast<size_t>(dimSymbol(d))] : d;
+    for (size_t i = 0; i < rule.work.size(); ++i) {
+      Dim d = rule.work[i];
+      int64_t w = isSymbolic(d) ? dimCoef(d) * value[static_cast<size_t>(dimSymbol(d))] : d;
+      int64_t r = i < rule.roundTo.size() ? std::max<int64_t>(rule.roundTo[i], 1) : 1;
+      work *= (w + r - 1) / r * r;
+    }
     int64_t blocks = std::clamp<int64_t>((work + rule.perBlock - 1) / rule.perBlock, 1, rule.maxBlocks);
     Launch l;
     l.grid[0] = static_cast<unsigned>(blocks);

@@ -32,6 +32,10 @@ int mathCode(Precision p);
 /// [1, maxBlocks] (grid-stride loops cover the rest), `threads` per block.
 struct LaunchRule {
   std::vector<Dim> work;  // product = work items; empty = 1
+  // roundTo[i] > 1: work[i] rounded up to a multiple of it first (a GEMM's
+  // rows to whole row tiles, so a batch of 4 rows still gets a block per
+  // column tile).
+  std::vector<int64_t> roundTo;
   int64_t perBlock = 256;
   unsigned threads = 256;
   unsigned gridY = 1;
@@ -203,6 +207,9 @@ std::string concatIndex(KernelBuilder& k, NodeId n, size_t operand, const std::s
 StatusOr<std::string> gatherSource(KernelBuilder& k, NodeId n, const std::string& idx, std::string& code,
                                    const std::string& indent);
 
+/// An environment variable's value ("" when unset): the generators' switches.
+std::string envValue(const char* name);
+
 // ---- generators, one per pattern family ----
 StatusOr<GeneratedKernel> generateEltwise(const CodegenRequest& r, std::string& src);
 StatusOr<GeneratedKernel> generateReduce(const CodegenRequest& r, std::string& src);
@@ -210,8 +217,13 @@ StatusOr<GeneratedKernel> generateMovement(const CodegenRequest& r, std::string&
 StatusOr<GeneratedKernel> generateLookup(const CodegenRequest& r, std::string& src);
 StatusOr<GeneratedKernel> generateRec(const CodegenRequest& r, std::string& src);
 StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src);
-/// The 3xTF32 tensor-core f32 CIN kernel's source (codegen_cin_x3.cc).
+/// The 3xTF32 tensor-core f32 CIN kernel's source (codegen_cin_x3.cc); it
+/// needs tf32x3Helpers() before it.
 const char* cinX3Source();
+/// cagr_split_tf32 / cagr_mma_tf32, guarded so a module may hold them twice,
+/// and the 3xTF32 GEMM tile (codegen_gemm_x3.cc).
+const char* tf32x3Helpers();
+const char* gemmX3Source();
 StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src);
 StatusOr<GeneratedKernel> generateSpmm(const CodegenRequest& r, std::string& src);
 
