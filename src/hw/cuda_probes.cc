@@ -224,11 +224,13 @@ std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
   // DLRM's dot interaction of 27 vectors of 16, DeepFM's FM over 39 fields of 10.
   out.push_back(unary("nvrtc.interaction", "gemm.interaction", "interaction", "", {27, 16}, {351}, batches));
   out.push_back(unary("nvrtc.fm", "reduce.fm", "fm", "", {39, 10}, {1}, batches));
-  // The generated small GEMM at DLRM's layer shapes: K = 13 (bound by its
-  // stores), narrow N = 16 and N = 1 (row dots), N = 64.
+  // The generated GEMM at DLRM's layer shapes: K = 13 (bound by its
+  // stores), narrow N = 16 and N = 1 (row dots), N = 64 and 512 x 256 (the
+  // 3xTF32 tensor-core tile on sm_80+).
   out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.small", 13, 512, batches));
   out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.small", 64, 16, batches));
   out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.medium", 256, 64, batches));
+  out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.medium", 512, 256, batches));
   out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.skinny", 256, 1, batches));
   // Table-batched one-hot lookups (DCN-v2 / DLRM's 26 tables, Wide&Deep's
   // 52 lookups into 26): their own curve, not the one-table probe's.
