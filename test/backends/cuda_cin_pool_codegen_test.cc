@@ -218,7 +218,9 @@ TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
         EXPECT_EQ(l.sharedBytes > 0, step) << what << ": dynamic shared memory only for a step kernel";
         const auto rows = static_cast<unsigned>(g.type(cin.inputs[2]).dims[0]);  // FFMA step: a thread per row
         const bool x3 = step && std::string(c.tag) == ", 3xtf32]";
-        if (step) EXPECT_EQ(l.block[0], x3 ? 256u : rows) << what << ": " << s.name;
+        if (step) {
+          EXPECT_EQ(l.block[0], x3 ? 256u : rows) << what << ": " << s.name;
+        }
         const unsigned split = x3 && c.sm >= 90 ? 2u : 1u;
         EXPECT_EQ(l.grid[1], split) << what << ": " << s.name;
         EXPECT_EQ(l.clusterY, split) << what << ": " << s.name;

@@ -361,6 +361,9 @@ TEST(CudaDlrmGpu, TensorCoreGemmTileMatchesTheReference) {
       EXPECT_EQ(l.grid[0], 128u);
       EXPECT_EQ(l.clusterY, 2u);  // fewer than 2 blocks per SM: K split over 2-block clusters
       EXPECT_EQ(prog->kernels[0].launch(extentsAt(g, prog->kernels[0], 16384)).clusterY, 1u);
+      auto small = cuda::lowerPlan(g, h200(), 90, 32);  // a GPU of 32 SMs: 128 blocks are 4 per SM
+      ASSERT_TRUE(small.isOk()) << small.status().message();
+      EXPECT_EQ(small->kernels[0].launch(extentsAt(g, small->kernels[0], 4096)).clusterY, 1u);
     }
   }
   if (!(*backend)->capabilities().available) {

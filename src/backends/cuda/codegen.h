@@ -88,6 +88,7 @@ struct CodegenRequest {
   KernelId kernel = 0;           // the plan's choice (0 = auto)
   std::vector<ValueId> outputs;  // member outputs used outside the group or graph outputs
   int sm = 90;                   // the GPU's compute capability (major * 10 + minor)
+  int sms = 132;                 // its streaming multiprocessors (the H200's 132 by default)
 };
 
 /// Appends the kernel for `r` to `moduleSource` (declarations it needs are

@@ -418,12 +418,12 @@ constexpr int64_t kCinStepSharedLimit = 96 * 1024;
 // WO / 2 blocks per SM at most WO = 4): 4, or CAGR_CIN_X3_WO=2 / 8. On
 // xDeepFM fp32 (H200) WO = 4 ran the 200x200x22 layer at 46.8 TFLOP/s at
 // batch 4096 against WO = 2's 40.3 (17.5 against 10.4 at batch 256).
-// Small launches of cagr_cin_x3_step (fewer than kCinX3SplitBelow blocks of
-// columns) run as clusters of 2 blocks, each half of H (sm_90). xDeepFM fp32
-// on the H200, 200x200x22 layer: batch 256 (64 blocks) 33.3 TFLOP/s split
-// against 17.5; batch 4096 (1024 blocks) 45.6 against 46.7 unsplit; 4-way
-// splits measured slower at both. CAGR_CIN_X3_SPLIT=1 turns it off.
-constexpr int64_t kCinX3SplitBelow = 264;
+// Small launches of cagr_cin_x3_step (fewer than two blocks of columns per
+// SM: CodegenRequest::sms) run as clusters of 2 blocks, each half of H
+// (sm_90). xDeepFM fp32 on the H200 (132 SMs), 200x200x22 layer: batch 256
+// (64 blocks) 33.3 TFLOP/s split against 17.5; batch 4096 (1024 blocks)
+// 45.6 against 46.7 unsplit; 4-way splits measured slower at both.
+// CAGR_CIN_X3_SPLIT=1 turns it off.
 int64_t cinX3Split() { return envValue("CAGR_CIN_X3_SPLIT") == "1" ? 1 : 2; }
 int64_t cinX3WarpsAlongO() {
   const std::string v = envValue("CAGR_CIN_X3_WO");
@@ -461,7 +461,7 @@ NodeId pooling(const CodegenRequest& r) {
 // The request without its pooled tail: the members before the ReduceSum,
 // the outputs but its own (the map stays one only where a later kernel reads it).
 CodegenRequest withoutPooling(const CodegenRequest& r, NodeId sum) {
-  CodegenRequest out{r.g, r.members, r.shape, r.kernel, {}, r.sm};
+  CodegenRequest out{r.g, r.members, r.shape, r.kernel, {}, r.sm, r.sms};
   out.members.pop_back();
   for (ValueId v : r.outputs) {
     if (v != r.g.node(sum).outputs[0]) out.outputs.push_back(v);
@@ -579,7 +579,7 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
     rule.sharedBytes = static_cast<unsigned>(x3Shared);
     rule.minBlocksPerSm = static_cast<unsigned>(x3Wo == 8 ? 3 : x3Wo / 2);
     rule.splitY = static_cast<unsigned>(x3Split);
-    rule.splitBelow = kCinX3SplitBelow;
+    rule.splitBelow = 2 * int64_t{r.sms};
     CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
     return k.finish(src, rule, name + ", 3xtf32]" + suffix,
                     std::string(kCinCommon) + tf32x3Helpers() + cinX3Source(), "CAGR_CIN_X3_STEP");

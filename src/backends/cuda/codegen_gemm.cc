@@ -214,10 +214,9 @@ std::optional<X3Tile> x3Tile(const CodegenRequest& r, Precision math, const Tile
   return x;
 }
 
-// Launches of the cp.async kernel with fewer blocks than 2 per SM (132 SMs:
-// the H200) split K over clusters of two blocks (sm_90); CAGR_GEMM_X3_SPLIT
-// = 1 / 4 sets the split.
-constexpr int64_t kGemmX3SplitBelow = 264;
+// Launches of the cp.async kernel with fewer blocks than 2 per SM
+// (CodegenRequest::sms) split K over clusters of two blocks (sm_90);
+// CAGR_GEMM_X3_SPLIT = 1 / 4 sets the split.
 unsigned gemmX3Split(int sm) {
   const std::string v = envValue("CAGR_GEMM_X3_SPLIT");
   return sm < 90 || v == "1" ? 1u : v == "4" ? 4u : 2u;
@@ -363,7 +362,7 @@ StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src
                 ", " + kk->bt + ", epi);\n";
       rule.sharedBytes = static_cast<unsigned>(kStages * (x3->bm + x3->bn) * kRow * 4);
       rule.splitY = gemmX3Split(r.sm);
-      rule.splitBelow = kGemmX3SplitBelow;
+      rule.splitBelow = 2 * int64_t{r.sms};
     } else {
       k.body += "  cagr_gemm_x3<" + tile + ", " + (d.kMajorB ? "true" : "false") + ">(" + k.size(d.batch) + ", " + M +
                 ", " + N + ", " + K + ", la, lb, epi);\n";

@@ -55,7 +55,7 @@ class CudaBackend : public ExecutionBackend {
     CAGR_ASSIGN_OR_RETURN(Graph padded, padGemmDims(given, cuda->hw.matrixUnit.alignElements));
     CAGR_ASSIGN_OR_RETURN(Graph split, splitConcatGemms(padded, kSplitConcatGemmMaxN));
     auto plan = std::make_shared<const Graph>(std::move(split));
-    CAGR_ASSIGN_OR_RETURN(Program program, lowerPlan(*plan, *cuda, dev.major * 10 + dev.minor));
+    CAGR_ASSIGN_OR_RETURN(Program program, lowerPlan(*plan, *cuda, dev.major * 10 + dev.minor, dev.sms));
     CompileStats stats;
     stats.lowerSeconds = secondsSince(t0);
     stats.generatedKernels = static_cast<int>(program.kernels.size());

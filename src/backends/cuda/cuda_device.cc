@@ -42,6 +42,7 @@ DeviceInfo probe() {
   d.minor = p.minor;
   d.memoryBytes = p.totalGlobalMem;
   d.sharedPerBlockOptin = static_cast<int>(p.sharedMemPerBlockOptin);
+  d.sms = p.multiProcessorCount;
   return d;
 }
 

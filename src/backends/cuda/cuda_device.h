@@ -25,6 +25,7 @@ struct DeviceInfo {
   int major = 0, minor = 0;
   size_t memoryBytes = 0;
   int sharedPerBlockOptin = 0;
+  int sms = 0;  // streaming multiprocessors
   /// NVRTC target for its own architecture: "sm_90a" on Hopper.
   std::string arch() const;
 };

@@ -42,7 +42,8 @@ bool isLookupWithSlices(const Graph& g, const std::vector<NodeId>& members) {
 
 class Lowering {
  public:
-  Lowering(const Graph& g, const Target& t, int sm, Program& p) : g_(g), t_(t), sm_(sm), uses_(valueUses(g)), p_(p) {
+  Lowering(const Graph& g, const Target& t, int sm, int sms, Program& p)
+      : g_(g), t_(t), sm_(sm), sms_(sms), uses_(valueUses(g)), p_(p) {
     p_.aliasOf.assign(g.numValues(), kNoValue);
   }
 
@@ -158,7 +159,7 @@ class Lowering {
   // the group's.
   Status addCinGemm(const std::vector<NodeId>& members, const GroupShape& shape) {
     if (p_.kernels.empty() && p_.moduleSource.empty()) p_.moduleSource = moduleHeader();
-    CodegenRequest r{g_, members, shape, g_.node(shape.anchor).mir.kernel, groupOutputs(g_, uses_, members), sm_};
+    CodegenRequest r{g_, members, shape, g_.node(shape.anchor).mir.kernel, groupOutputs(g_, uses_, members), sm_, sms_};
     std::string src = p_.moduleSource;
     std::vector<GeneratedKernel> kernels;
     CAGR_ASSIGN_OR_RETURN(CinGemm c, gen::generateCinGemm(r, src, kernels));
@@ -187,7 +188,7 @@ class Lowering {
   Status addGenerated(const std::vector<NodeId>& members, const GroupShape& shape, KernelId k,
                       std::vector<ValueId> outputs, const std::string& note) {
     if (p_.kernels.empty() && p_.moduleSource.empty()) p_.moduleSource = moduleHeader();
-    CodegenRequest r{g_, members, shape, k, std::move(outputs), sm_};
+    CodegenRequest r{g_, members, shape, k, std::move(outputs), sm_, sms_};
     auto gk = generateKernel(r, p_.moduleSource);
     if (!gk.isOk()) {
       return gk.status().withContext("cuda backend: no kernel runs the " + std::string(patternName(shape.pattern)) +
@@ -255,7 +256,7 @@ class Lowering {
 
   const Graph& g_;
   const Target& t_;
-  int sm_;
+  int sm_, sms_;
   ValueUses uses_;
   Program& p_;
 };
@@ -297,11 +298,11 @@ void mergeColumnSlices(const Graph& g, std::vector<std::vector<NodeId>>& order) 
 
 }  // namespace
 
-StatusOr<Program> lowerPlan(const Graph& plan, const Target& t, int sm) {
+StatusOr<Program> lowerPlan(const Graph& plan, const Target& t, int sm, int sms) {
   CAGR_ASSIGN_OR_RETURN(auto order, scheduleKernels(plan));
   mergeColumnSlices(plan, order);
   Program p;
-  Lowering lowering(plan, t, sm, p);
+  Lowering lowering(plan, t, sm, sms, p);
   for (const auto& members : order) CAGR_RETURN_IF_ERROR(lowering.addGroup(members));
   lowering.finish();
   return p;

@@ -66,8 +66,10 @@ struct Program {
 /// appended to one module source (not compiled here). Fails with the code
 /// generator's message, naming the group, when no kernel runs a group.
 /// `sm` is the GPU's compute capability (major * 10 + minor): generators
-/// pick instructions it has (e.g. TF32 MMAs from 80).
-StatusOr<Program> lowerPlan(const Graph& plan, const Target& t, int sm = 90);
+/// pick instructions it has (e.g. TF32 MMAs from 80); `sms` its streaming
+/// multiprocessors: launches of fewer than two blocks per SM split their
+/// reduction over thread-block clusters.
+StatusOr<Program> lowerPlan(const Graph& plan, const Target& t, int sm = 90, int sms = 132);
 
 /// Device buffers of one batch size.
 struct ArenaPlan {
