@@ -198,6 +198,7 @@ TEST(CudaDlrmCodegen, GemmSmallOnEveryDlrmLayerCompiles) {
       EXPECT_EQ(count(x3Names, "nvrtc.gemm_small[gemm, 3xtf32 64x64 cp.async tiles]"), 1) << x3Names;
       EXPECT_EQ(sm75Names, names);
       compileAndCheck(g, x3->moduleSource, x3->kernels, std::string(model) + " gemm_small 3xtf32");
+      compileAndCheck(g, x3->moduleSource, x3->kernels, std::string(model) + " gemm_small 3xtf32 sm_80", "sm_80");
       compileAndCheck(g, sm75->moduleSource, sm75->kernels, std::string(model) + " gemm_small sm_75", "sm_75");
     }
     compileAndCheck(g, prog->moduleSource, prog->kernels, std::string(model) + " gemm_small");
@@ -285,6 +286,22 @@ rectest::Inputs inputsAt(const Graph& g, int64_t n) {
   return in;
 }
 
+// `g` compiled on `backend` against the reference executor at batch 1, 77
+// and 4096, output 0 within `atol` + `rtol` x |want|.
+void matchesReference(ExecutionBackend& backend, const Graph& g, const std::string& what, double atol, double rtol) {
+  auto exe = backend.compile(g);
+  ASSERT_TRUE(exe.isOk()) << what << ": " << exe.status().message();
+  for (int64_t batch : {1, 77, 4096}) {
+    rectest::Inputs in = inputsAt(g, batch);
+    auto got = (*exe)->run(in);
+    ASSERT_TRUE(got.isOk()) << what << ": " << got.status().message();
+    auto want = runReference(g, in);
+    ASSERT_TRUE(want.isOk()) << what << ": " << want.status().message();
+    auto cmp = compareTensors((*got)[0], (*want)[0], atol, rtol);
+    EXPECT_TRUE(cmp.close) << what << " at batch " << batch << ": " << cmp.message;
+  }
+}
+
 TEST(CudaDlrmGpu, GemmSmallAndInteractionMatchTheReference) {
   auto backend = makeBackend("cuda");
   ASSERT_TRUE(backend.isOk()) << backend.status().message();
@@ -295,19 +312,7 @@ TEST(CudaDlrmGpu, GemmSmallAndInteractionMatchTheReference) {
     for (int64_t kd : {13, 64, 256})
       graphs.emplace_back(std::to_string(n) + "x" + std::to_string(kd), gemmGraph(n, kd));
   }
-  for (const auto& [what, g] : graphs) {
-    auto exe = (*backend)->compile(g);
-    ASSERT_TRUE(exe.isOk()) << what << ": " << exe.status().message();
-    for (int64_t batch : {1, 77, 4096}) {
-      rectest::Inputs in = inputsAt(g, batch);
-      auto got = (*exe)->run(in);
-      ASSERT_TRUE(got.isOk()) << what << ": " << got.status().message();
-      auto want = runReference(g, in);
-      ASSERT_TRUE(want.isOk()) << what << ": " << want.status().message();
-      auto cmp = compareTensors((*got)[0], (*want)[0], 1e-5, 1e-4);
-      EXPECT_TRUE(cmp.close) << what << " at batch " << batch << ": " << cmp.message;
-    }
-  }
+  for (const auto& [what, g] : graphs) matchesReference(**backend, g, what, 1e-5, 1e-4);
 }
 
 // The 3xTF32 tile against the reference: Gemm with the weight as [K, N] and
@@ -371,21 +376,9 @@ TEST(CudaDlrmGpu, TensorCoreGemmTileMatchesTheReference) {
     GTEST_SKIP() << (*backend)->capabilities().note;
   }
   for (const char* split : {"2", "1"}) {  // small launches split K over clusters, and not
-    for (const auto& [what, g] : graphs) {
-      setenv("CAGR_GEMM_X3_SPLIT", split, 1);
-      auto exe = (*backend)->compile(g);
-      unsetenv("CAGR_GEMM_X3_SPLIT");
-      ASSERT_TRUE(exe.isOk()) << what << ": " << exe.status().message();
-      for (int64_t batch : {1, 77, 4096}) {
-        rectest::Inputs in = inputsAt(g, batch);
-        auto got = (*exe)->run(in);
-        ASSERT_TRUE(got.isOk()) << what << ": " << got.status().message();
-        auto want = runReference(g, in);
-        ASSERT_TRUE(want.isOk()) << what << ": " << want.status().message();
-        auto cmp = compareTensors((*got)[0], (*want)[0], 2e-5, 1e-5);
-        EXPECT_TRUE(cmp.close) << what << " split " << split << " at batch " << batch << ": " << cmp.message;
-      }
-    }
+    setenv("CAGR_GEMM_X3_SPLIT", split, 1);
+    for (const auto& [what, g] : graphs) matchesReference(**backend, g, what + " split " + split, 2e-5, 1e-5);
+    unsetenv("CAGR_GEMM_X3_SPLIT");
   }
   unsetenv("CAGR_CUDA_GEMM_F32");
 }

@@ -70,6 +70,66 @@ __device__ __forceinline__ float cagr_cluster_ld(unsigned a) {
 
 const char* gemmX3Source() {
   return R"CUDA(
+// A warp's MT x NT MMA tiles (4 floats per thread each): zeroed, the three
+// 3xTF32 terms of one k8 step over all of them (dependent MMAs MT * NT
+// apart), one block added into another, and stored through epi — c0, c1:
+// row g, columns 2t, 2t+1; c2, c3: row g + 8 — from the warp's first row
+// m0 and column n0.
+template <int MT, int NT>
+__device__ __forceinline__ void cagr_x3_zero(float (&a)[MT][NT][4]) {
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) a[i][j][c] = 0.f;
+}
+// An A fragment (a0 .. a3) split into its TF32 high parts and remainders.
+__device__ __forceinline__ void cagr_x3_split_a(float a0, float a1, float a2, float a3, unsigned (&hi)[4],
+                                                unsigned (&lo)[4]) {
+  cagr_split_tf32(a0, hi[0], lo[0]);
+  cagr_split_tf32(a1, hi[1], lo[1]);
+  cagr_split_tf32(a2, hi[2], lo[2]);
+  cagr_split_tf32(a3, hi[3], lo[3]);
+}
+template <int MT, int NT>
+__device__ __forceinline__ void cagr_x3_mma3(float (&part)[MT][NT][4], const unsigned (&ah)[MT][4],
+                                             const unsigned (&al)[MT][4], const unsigned (&bh)[NT][2],
+                                             const unsigned (&bl)[NT][2]) {
+#pragma unroll
+  for (int term = 0; term < 3; ++term)
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        if (term == 0) cagr_mma_tf32(part[i][j], al[i], bh[j][0], bh[j][1]);
+        if (term == 1) cagr_mma_tf32(part[i][j], ah[i], bl[j][0], bl[j][1]);
+        if (term == 2) cagr_mma_tf32(part[i][j], ah[i], bh[j][0], bh[j][1]);
+      }
+}
+template <int MT, int NT>
+__device__ __forceinline__ void cagr_x3_add(float (&acc)[MT][NT][4], const float (&part)[MT][NT][4]) {
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[i][j][c] += part[i][j][c];
+}
+template <int MT, int NT, typename EPI>
+__device__ __forceinline__ void cagr_x3_store(const float (&acc)[MT][NT][4], long long bi, long long m0, long long n0,
+                                              long long M, long long N, EPI epi) {
+  const int g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const long long m = m0 + 16 * i + g + 8 * (c / 2), n = n0 + 8 * j + 2 * t + c % 2;
+        if (m < M && n < N) epi(bi, m, n, acc[i][j][c]);
+      }
+}
 // C[bi](m, n) = sum_k A(bi, m, k) * B(bi, k, n) on tensor cores, 3xTF32;
 // epi(bi, m, n, acc) stores. KMAJOR_B: B's k index is the contiguous one.
 template <int BM, int BN, int WM, int WN, bool KMAJOR_B, typename LA, typename LB, typename EPI>
@@ -102,12 +162,7 @@ __device__ __forceinline__ void cagr_gemm_x3(long long batch, long long M, long 
       }
     };
     float acc[MT][NT][4];
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.f;
+    cagr_x3_zero(acc);
     fetch(0);
     for (long long k0 = 0; k0 < K; k0 += BK) {
       __syncthreads();  // every warp is done with the previous chunk (or tile)
@@ -124,22 +179,14 @@ __device__ __forceinline__ void cagr_gemm_x3(long long batch, long long M, long 
       __syncthreads();
       if (k0 + BK < K) fetch(k0 + BK);  // in flight while the MMAs run
       float part[MT][NT][4];
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-          for (int c = 0; c < 4; ++c) part[i][j][c] = 0.f;
+      cagr_x3_zero(part);
 #pragma unroll
       for (int ks = 0; ks < BK / 8; ++ks) {
         unsigned ah[MT][4], al[MT][4], bh[NT][2], bl[NT][2];
 #pragma unroll
         for (int i = 0; i < MT; ++i) {  // a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
           const float* a = As + (wm * WM + 16 * i + g) * LDA + 8 * ks + t;
-          cagr_split_tf32(a[0], ah[i][0], al[i][0]);
-          cagr_split_tf32(a[8 * LDA], ah[i][1], al[i][1]);
-          cagr_split_tf32(a[4], ah[i][2], al[i][2]);
-          cagr_split_tf32(a[8 * LDA + 4], ah[i][3], al[i][3]);
+          cagr_x3_split_a(a[0], a[8 * LDA], a[4], a[8 * LDA + 4], ah[i], al[i]);
         }
 #pragma unroll
         for (int j = 0; j < NT; ++j) {  // b0 (k t, n g), b1 (k t+4, n g)
@@ -147,34 +194,11 @@ __device__ __forceinline__ void cagr_gemm_x3(long long batch, long long M, long 
           cagr_split_tf32(Bs[KMAJOR_B ? n * LDB + k : k * LDB + n], bh[j][0], bl[j][0]);
           cagr_split_tf32(Bs[KMAJOR_B ? n * LDB + k + 4 : (k + 4) * LDB + n], bh[j][1], bl[j][1]);
         }
-#pragma unroll
-        for (int term = 0; term < 3; ++term)
-#pragma unroll
-          for (int i = 0; i < MT; ++i)
-#pragma unroll
-            for (int j = 0; j < NT; ++j) {
-              if (term == 0) cagr_mma_tf32(part[i][j], al[i], bh[j][0], bh[j][1]);
-              if (term == 1) cagr_mma_tf32(part[i][j], ah[i], bl[j][0], bl[j][1]);
-              if (term == 2) cagr_mma_tf32(part[i][j], ah[i], bh[j][0], bh[j][1]);
-            }
+        cagr_x3_mma3(part, ah, al, bh, bl);
       }
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-          for (int c = 0; c < 4; ++c) acc[i][j][c] += part[i][j][c];
+      cagr_x3_add(acc, part);
     }
-    // c0, c1: row g, columns 2t, 2t+1; c2, c3: row g+8.
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const long long m = m0 + wm * WM + 16 * i + g + 8 * (c / 2), n = n0 + wn * WN + 8 * j + 2 * t + c % 2;
-          if (m < M && n < N) epi(bi, m, n, acc[i][j][c]);
-        }
+    cagr_x3_store(acc, bi, m0 + wm * WM, n0 + wn * WN, M, N, epi);
   }
 }
 
@@ -242,12 +266,7 @@ __device__ __forceinline__ void cagr_gemm_x3_kk(long long M, long long N, long l
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) load(s, first + s);
     float acc[MT][NT][4];
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.f;
+    cagr_x3_zero(acc);
     for (long long c = first; c < chunks; ++c) {
       asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
       __syncthreads();  // chunk c is in; every warp is done with chunk c - 1's stage
@@ -256,12 +275,7 @@ __device__ __forceinline__ void cagr_gemm_x3_kk(long long M, long long N, long l
       const float* as = As + stage * BM * LD + (wm * WM + g) * LD + 2 * t;
       const float* bs = Bs + stage * BN * LD + (wn * WN + g) * LD + 2 * t;
       float part[MT][NT][4];
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-          for (int q = 0; q < 4; ++q) part[i][j][q] = 0.f;
+      cagr_x3_zero(part);
 #pragma unroll
       for (int ks = 0; ks < BK / 8; ++ks) {
         unsigned ah[MT][4], al[MT][4], bh[NT][2], bl[NT][2];
@@ -269,10 +283,7 @@ __device__ __forceinline__ void cagr_gemm_x3_kk(long long M, long long N, long l
         for (int i = 0; i < MT; ++i) {  // a0 (g, slot t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
           const float2 r0 = *reinterpret_cast<const float2*>(as + 16 * i * LD + 8 * ks);
           const float2 r8 = *reinterpret_cast<const float2*>(as + (16 * i + 8) * LD + 8 * ks);
-          cagr_split_tf32(r0.x, ah[i][0], al[i][0]);
-          cagr_split_tf32(r8.x, ah[i][1], al[i][1]);
-          cagr_split_tf32(r0.y, ah[i][2], al[i][2]);
-          cagr_split_tf32(r8.y, ah[i][3], al[i][3]);
+          cagr_x3_split_a(r0.x, r8.x, r0.y, r8.y, ah[i], al[i]);
         }
 #pragma unroll
         for (int j = 0; j < NT; ++j) {  // b0 (slot t, n g), b1 (slot t+4, n g)
@@ -280,23 +291,9 @@ __device__ __forceinline__ void cagr_gemm_x3_kk(long long M, long long N, long l
           cagr_split_tf32(v.x, bh[j][0], bl[j][0]);
           cagr_split_tf32(v.y, bh[j][1], bl[j][1]);
         }
-#pragma unroll
-        for (int term = 0; term < 3; ++term)
-#pragma unroll
-          for (int i = 0; i < MT; ++i)
-#pragma unroll
-            for (int j = 0; j < NT; ++j) {
-              if (term == 0) cagr_mma_tf32(part[i][j], al[i], bh[j][0], bh[j][1]);
-              if (term == 1) cagr_mma_tf32(part[i][j], ah[i], bl[j][0], bl[j][1]);
-              if (term == 2) cagr_mma_tf32(part[i][j], ah[i], bh[j][0], bh[j][1]);
-            }
+        cagr_x3_mma3(part, ah, al, bh, bl);
       }
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-          for (int q = 0; q < 4; ++q) acc[i][j][q] += part[i][j][q];
+      cagr_x3_add(acc, part);
     }
     asm volatile("cp.async.wait_group 0;\n" ::);
     __syncthreads();  // the next tile's first loads (or the exchange) overwrite the stages
@@ -317,15 +314,7 @@ __device__ __forceinline__ void cagr_gemm_x3_kk(long long M, long long N, long l
       cagr_cluster_sync();  // block 0 has read every sum: the stages are free again
       if (rank > 0) continue;
     }
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const long long m = m0 + wm * WM + 16 * i + g + 8 * (c / 2), n = n0 + wn * WN + 8 * j + 2 * t + c % 2;
-          if (m < M && n < N) epi(0ll, m, n, acc[i][j][c]);
-        }
+    cagr_x3_store(acc, 0ll, m0 + wm * WM, n0 + wn * WN, M, N, epi);
   }
 }
 )CUDA";
