@@ -110,10 +110,22 @@ __device__ __forceinline__ void cagr_gemm_dot(long long batch, long long M, long
 // output row with lane j's columns j + 32 q, so each store instruction writes
 // 32 consecutive floats; lane k < K reads A's element k of the row (the next
 // row's is in flight while this one is summed) and shuffles broadcast it.
-template <int K, int N, typename LA, typename LB, typename EPI>
+// T threads; B's elements are all read before any is stored, so the block
+// waits for one round trip, not one per element a thread stages.
+template <int K, int N, int T, typename LA, typename LB, typename EPI>
 __device__ __forceinline__ void cagr_gemm_rowk(long long M, LA la, LB lb, EPI epi) {
+  constexpr int R = (K * N + T - 1) / T;
   __shared__ float Bs[K * N];
-  for (int e = threadIdx.x; e < K * N; e += blockDim.x) Bs[e] = lb(0ll, (long long)(e / N), (long long)(e % N));
+  float staged[R];
+#pragma unroll
+  for (int q = 0; q < R; ++q) {
+    const int e = threadIdx.x + q * T;
+    staged[q] = e < K * N ? lb(0ll, (long long)(e / N), (long long)(e % N)) : 0.f;
+  }
+#pragma unroll
+  for (int q = 0; q < R; ++q) {
+    if (threadIdx.x + q * T < K * N) Bs[threadIdx.x + q * T] = staged[q];
+  }
   __syncthreads();
   const int lane = threadIdx.x % 32;
   const long long step = (long long)gridDim.x * (blockDim.x / 32);
@@ -142,7 +154,8 @@ __device__ __forceinline__ void cagr_gemm_rowk(long long M, LA la, LB lb, EPI ep
 // (DLRM's 4096x512x13 + bias + ReLU, per kernel with CUDA events): 14-15 us
 // against the 32x128 FFMA tiles' 18 and cuBLASLt's 17-19; ncu: 10.7 us on
 // the GPU, latency-bound (a quarter of the warps resident, B staged per
-// block), so more rows in flight per warp is what is left.
+// block, one element per round trip in that version: the staging now issues
+// all of a thread's loads first — not yet measured).
 bool rowKernel(const std::vector<Dim>& batch, Dim n, Dim kd) {
   if (!batch.empty() || isSymbolic(n) || isSymbolic(kd) || envValue("CAGR_GEMM_ROWK") == "0") return false;
   return kd <= 16 && n % 32 == 0 && n >= 32 && n <= 512 && kd * n * 4 <= 32 * 1024;
@@ -376,9 +389,10 @@ StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src
     prefix = std::string(tf32x3Helpers()) + gemmX3Source();
     guard = "CAGR_GEMM_X3";
   } else if (rowKernel(d.batch, d.n, d.kd)) {
-    k.body += "  cagr_gemm_rowk<" + std::to_string(d.kd) + ", " + std::to_string(d.n) + ">(" + M + ", la, lb, epi);\n";
     rule.perBlock = 32;  // rows: two per warp of 16 (B staged once per 32 rows)
     rule.threads = 512;
+    k.body += "  cagr_gemm_rowk<" + std::to_string(d.kd) + ", " + std::to_string(d.n) + ", " +
+              std::to_string(rule.threads) + ">(" + M + ", la, lb, epi);\n";
     shapeName = ", rows of " + std::to_string(d.n);
   } else if (t.dotColumns > 0) {
     k.body += "  cagr_gemm_dot<" + std::to_string(t.dotColumns) + ">(" + k.size(d.batch) + ", " + M + ", " + K +
