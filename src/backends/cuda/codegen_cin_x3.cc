@@ -140,20 +140,7 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
   if (C > 1) {
     asm volatile("cp.async.wait_group 0;\n" ::);
     __syncthreads();  // the stages are free: they hold the exchange
-    constexpr int E = 2 * NTW * 4;
-    if (rank > 0) {
-#pragma unroll
-      for (int e = 0; e < E; ++e) As[e * THREADS + tid] = acc[e / (NTW * 4)][e / 4 % NTW][e % 4];
-    }
-    cagr_cluster_sync();
-    if (rank == 0) {
-      for (int q = 1; q < C; ++q) {
-        const unsigned base = cagr_cluster_addr(As + tid, q);
-#pragma unroll
-        for (int e = 0; e < E; ++e) acc[e / (NTW * 4)][e / 4 % NTW][e % 4] += cagr_cluster_ld(base + e * THREADS * 4);
-      }
-    }
-    cagr_cluster_sync();  // every block stays until block 0 has read its sums
+    cagr_cluster_sum<2, NTW, THREADS>(acc, As, C, rank);
     if (rank > 0) return;
   }
   // c0, c1: row g, outputs 2t, 2t+1; c2, c3: row g+8.

@@ -64,6 +64,27 @@ __device__ __forceinline__ float cagr_cluster_ld(unsigned a) {
 #endif
   return v;
 }
+// The C blocks of a cluster hold partial sums acc of the same tile: blocks
+// 1.. leave theirs in `smem` (THREADS * A * B * 4 floats, free), block 0
+// adds them; every block returns once block 0 has read them all.
+template <int A, int B, int THREADS>
+__device__ __forceinline__ void cagr_cluster_sum(float (&acc)[A][B][4], float* smem, int C, int rank) {
+  constexpr int E = A * B * 4;
+  const int tid = threadIdx.x;
+  if (rank > 0) {
+#pragma unroll
+    for (int e = 0; e < E; ++e) smem[e * THREADS + tid] = acc[e / (B * 4)][e / 4 % B][e % 4];
+  }
+  cagr_cluster_sync();
+  if (rank == 0) {
+    for (int q = 1; q < C; ++q) {
+      const unsigned base = cagr_cluster_addr(smem + tid, q);
+#pragma unroll
+      for (int e = 0; e < E; ++e) acc[e / (B * 4)][e / 4 % B][e % 4] += cagr_cluster_ld(base + e * THREADS * 4);
+    }
+  }
+  cagr_cluster_sync();
+}
 #endif
 )CUDA";
 }
@@ -298,20 +319,7 @@ __device__ __forceinline__ void cagr_gemm_x3_kk(long long M, long long N, long l
     asm volatile("cp.async.wait_group 0;\n" ::);
     __syncthreads();  // the next tile's first loads (or the exchange) overwrite the stages
     if (C > 1) {
-      constexpr int E = MT * NT * 4;
-      if (rank > 0) {
-#pragma unroll
-        for (int e = 0; e < E; ++e) As[e * THREADS + tid] = acc[e / (NT * 4)][e / 4 % NT][e % 4];
-      }
-      cagr_cluster_sync();
-      if (rank == 0) {
-        for (int q = 1; q < C; ++q) {
-          const unsigned base = cagr_cluster_addr(As + tid, q);
-#pragma unroll
-          for (int e = 0; e < E; ++e) acc[e / (NT * 4)][e / 4 % NT][e % 4] += cagr_cluster_ld(base + e * THREADS * 4);
-        }
-      }
-      cagr_cluster_sync();  // block 0 has read every sum: the stages are free again
+      cagr_cluster_sum<MT, NT, THREADS>(acc, As, C, rank);  // the stages (A's and B's rings) hold the exchange
       if (rank > 0) continue;
     }
     cagr_x3_store(acc, 0ll, m0 + wm * WM, n0 + wn * WN, M, N, epi);
