@@ -78,6 +78,9 @@ struct GeneratedKernel {
   std::vector<ExtentRef> extents;  // then one `long long` per entry
   std::function<Launch(const std::vector<int64_t>& extents)> launch;
   std::string name;              // for kernelReport: "nvrtc.embedding[26 tables]"
+  // Starts with CAGR_GRID_DEPS() (the prelude), so it may be launched as a
+  // programmatic dependent of the kernel before it on its stream (sm_90+).
+  bool gridDeps = false;
 };
 
 /// One kernel group, as the runtime hands it over.

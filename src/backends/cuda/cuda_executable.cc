@@ -22,6 +22,12 @@ size_t alignUp(size_t n) {
   return (n + kDeviceAlign - 1) / kDeviceAlign * kDeviceAlign;
 }
 
+// 90 for "sm_90a" / "compute_90", 0 when unreadable.
+int archNumber(const std::string& arch) {
+  size_t u = arch.find('_');
+  return u == std::string::npos ? 0 : std::atoi(arch.c_str() + u + 1);
+}
+
 }  // namespace
 
 CudaExecutable::CudaExecutable(std::shared_ptr<const Graph> plan, Program program, CompileStats stats)
@@ -75,6 +81,8 @@ Status CudaExecutable::loadModule(const CompiledModule& module) {
       cudaLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0),
       "cudaLibraryLoadData (" + module.arch + " module of " + std::to_string(prog_.kernels.size()) + " kernels)"));
   library_.reset(lib);
+  const char* pdl = std::getenv("CAGR_CUDA_PDL");
+  gridDeps_ = archNumber(module.arch) >= 90 && (pdl == nullptr || std::string(pdl) != "0");
   for (const GeneratedKernel& k : prog_.kernels) {
     cudaKernel_t h = nullptr;
     CAGR_RETURN_IF_ERROR(checkCuda(cudaLibraryGetKernel(&h, lib, k.entry.c_str()), "cudaLibraryGetKernel " + k.entry));

@@ -120,6 +120,9 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   std::map<std::vector<int64_t>, std::unique_ptr<Batch>> batches_;  // by symbol values
   Batch* last_ = nullptr;
   bool syncEachStep_ = false;  // CAGR_CUDA_SYNC=1: no graph, a failing kernel is named
+  // Generated kernels launched as programmatic dependents (sm_90+ modules;
+  // CAGR_CUDA_PDL=0: never).
+  bool gridDeps_ = false;
   double memoryWeight_ = kWorkspaceMemoryWeight;  // chooseBatch's lambda_m
 };
 

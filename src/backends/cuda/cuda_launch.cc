@@ -75,19 +75,30 @@ Status CudaExecutable::enqueueStep(Batch& bt, size_t s) {
   dim3 grid(l.grid[0], l.grid[1], l.grid[2]), block(l.block[0], l.block[1], l.block[2]);
   // A cudaKernel_t passes as the function pointer of cudaLaunchKernel.
   const void* fn = reinterpret_cast<const void*>(kernels_[static_cast<size_t>(st.kernel)]);
+  cudaLaunchAttribute attrs[2];
+  unsigned n = 0;
   if (l.clusterY > 1) {  // blocks along y form clusters (the kernel splits its work across them)
-    cudaLaunchAttribute cluster;
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = 1;
-    cluster.val.clusterDim.y = l.clusterY;
-    cluster.val.clusterDim.z = 1;
+    attrs[n].id = cudaLaunchAttributeClusterDimension;
+    attrs[n].val.clusterDim.x = 1;
+    attrs[n].val.clusterDim.y = l.clusterY;
+    attrs[n].val.clusterDim.z = 1;
+    ++n;
+  }
+  // A programmatic dependent of the kernel before it on this stream: launched
+  // as that one's blocks start, it waits in CAGR_GRID_DEPS() for its end.
+  if (gridDeps_ && prog_.kernels[static_cast<size_t>(st.kernel)].gridDeps) {
+    attrs[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  if (n > 0) {
     cudaLaunchConfig_t c{};
     c.gridDim = grid;
     c.blockDim = block;
     c.dynamicSmemBytes = l.sharedBytes;
     c.stream = stream;
-    c.attrs = &cluster;
-    c.numAttrs = 1;
+    c.attrs = attrs;
+    c.numAttrs = n;
     return checkCuda(cudaLaunchKernelExC(&c, fn, bt.args[s].data()), stepWhere(s) + ": cudaLaunchKernelExC");
   }
   return checkCuda(cudaLaunchKernel(fn, grid, block, bt.args[s].data(), l.sharedBytes, stream),

@@ -186,8 +186,32 @@ class Fuse : public Rewrite {
       KernelId k = g.node(m).mir.kernel;
       if (k != 0 && std::find(ok.begin(), ok.end(), k) != ok.end()) kernel = k;
     }
+    if (kernel == 0) kernel = wholeGroupGemm(a.nodes, *shape, ok, t);
     setGroup(g, a.nodes, kernel);
     return Status::ok();
+  }
+
+ private:
+  // A fused GEMM group that no library kernel runs whole (its epilogue has
+  // a member the library's does not take: a sigmoid after the last layer)
+  // would run as the library GEMM plus a generated kernel for the rest. It
+  // goes to the backend's generated GEMM instead where the profile measured
+  // that kernel (the CUDA backend's probes): one kernel, as fusing means. On
+  // a profile without such entries the group keeps the default placement.
+  static KernelId wholeGroupGemm(const std::vector<NodeId>& members, const GroupShape& shape,
+                                 const std::vector<KernelId>& ok, const Target& t) {
+    if (shape.pattern != Pattern::kGemm || members.size() < 2) return 0;
+    KernelId generated = 0;
+    for (KernelId k : ok) {
+      const KernelInfo& info = kernelInfo(k);
+      if (info.priceAs[0] != '\0') return 0;  // a library kernel runs the whole group
+      if (generated == 0 && info.pattern == Pattern::kGemm) generated = k;
+    }
+    if (generated == 0) return 0;
+    for (const KernelEfficiency& e : t.hw.efficiencies) {
+      if (e.kernel == kernelInfo(generated).name) return generated;
+    }
+    return 0;
   }
 };
 
