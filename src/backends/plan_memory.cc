@@ -38,13 +38,13 @@ BufferConflict intervalConflict(const std::vector<int>& birth, const std::vector
   return [&birth, &death](size_t a, size_t b) { return birth[a] <= death[b] && birth[b] <= death[a]; };
 }
 
-size_t planOffsets(const std::vector<size_t>& size, const BufferConflict& conflict, std::vector<size_t>& offset) {
+namespace {
+
+// Places the buffers in `order`, each at the lowest offset free of the
+// conflicting buffers placed before it; returns the bytes spanned.
+size_t placeInOrder(const std::vector<size_t>& size, const BufferConflict& conflict, const std::vector<size_t>& order,
+                    std::vector<size_t>& offset) {
   offset.assign(size.size(), 0);
-  std::vector<size_t> order;
-  for (size_t v = 0; v < size.size(); ++v) {
-    if (size[v] > 0) order.push_back(v);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size[a] > size[b]; });
   std::vector<size_t> placed;
   size_t total = 0;
   for (size_t v : order) {
@@ -63,6 +63,35 @@ size_t planOffsets(const std::vector<size_t>& size, const BufferConflict& confli
     placed.push_back(v);
   }
   return total;
+}
+
+}  // namespace
+
+size_t planOffsets(const std::vector<size_t>& size, const BufferConflict& conflict, std::vector<size_t>& offset) {
+  std::vector<size_t> bySize;
+  for (size_t v = 0; v < size.size(); ++v) {
+    if (size[v] > 0) bySize.push_back(v);
+  }
+  std::stable_sort(bySize.begin(), bySize.end(), [&](size_t a, size_t b) { return size[a] > size[b]; });
+  // Also by the bytes each buffer conflicts with (and its own), most first:
+  // largest first can put a large late buffer where two earlier ones that
+  // conflict with each other would both have fitted (DCN-v2's concat).
+  std::vector<size_t> pressure(size.size(), 0);
+  for (size_t a : bySize) {
+    for (size_t b : bySize) {
+      if (a != b && conflict(a, b)) pressure[a] += size[b];
+    }
+  }
+  std::vector<size_t> byPressure = bySize;
+  std::stable_sort(byPressure.begin(), byPressure.end(),
+                   [&](size_t a, size_t b) { return pressure[a] + size[a] > pressure[b] + size[b]; });
+  size_t best = placeInOrder(size, conflict, bySize, offset);
+  std::vector<size_t> other;
+  if (size_t total = placeInOrder(size, conflict, byPressure, other); total < best) {
+    best = total;
+    offset.swap(other);
+  }
+  return best;
 }
 
 }  // namespace cagr

@@ -34,10 +34,11 @@ using BufferConflict = std::function<bool(size_t a, size_t b)>;
 /// Conflict of lifetimes given as closed step intervals [birth, death].
 BufferConflict intervalConflict(const std::vector<int>& birth, const std::vector<int>& death);
 
-/// Arena offsets for buffers of `size` bytes (0: no buffer): largest first,
-/// each at the lowest offset that collides with no already placed buffer it
-/// conflicts with. Sizes are taken as given (callers align them). Returns
-/// the arena's size.
+/// Arena offsets for buffers of `size` bytes (0: no buffer): each at the
+/// lowest offset that collides with no already placed buffer it conflicts
+/// with, placed largest first and, again, most conflicting bytes first; the
+/// smaller of the two placements is kept. Sizes are
+/// taken as given (callers align them). Returns the arena's size.
 size_t planOffsets(const std::vector<size_t>& size, const BufferConflict& conflict, std::vector<size_t>& offset);
 
 }  // namespace cagr

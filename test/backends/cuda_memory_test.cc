@@ -19,6 +19,7 @@
 #include "backends/cuda/cuda_cin.h"
 #include "backends/cuda/cuda_program.h"
 #include "backends/cuda/cuda_timing.h"
+#include "backends/plan_memory.h"
 #include "cagr/backend.h"
 #include "cagr/env.h"
 #include "cagr/reference.h"
@@ -183,6 +184,55 @@ TEST(CudaMemory, NoScratchPlacesTheArenaAsPlanArenaDoes) {
   EXPECT_EQ(whole->size, r.bare.size);
   EXPECT_EQ(whole->offset, r.bare.offset);
   EXPECT_EQ(r.with.size, r.bare.size);  // zero-byte workspaces take nothing
+}
+
+// Largest-first placement puts the late, large `cat` at 0, where the two
+// short buffers b1 and b3 (which never live at once) would have shared
+// bytes; placing by conflicting bytes finds the 20-byte arena.
+TEST(CudaMemory, ArenaKeepsTheSmallerOfItsTwoPlacements) {
+  //                   cat x0 b1 b2 b3 d1  d2
+  std::vector<int> birth = {10, 1, 2, 4, 6, 1, 1};
+  std::vector<int> death = {11, 8, 5, 7, 10, 9, 10};
+  std::vector<size_t> size = {8, 4, 4, 4, 4, 4, 4};
+  BufferConflict conflict = intervalConflict(birth, death);
+  std::vector<size_t> offset;
+  EXPECT_EQ(planOffsets(size, conflict, offset), 20u);
+  for (size_t u = 0; u < size.size(); ++u) {
+    for (size_t v = 0; v < u; ++v) {
+      if (conflict(u, v)) EXPECT_FALSE(overlaps(offset[u], size[u], offset[v], size[v])) << u << ", " << v;
+    }
+  }
+}
+
+// Elementwise steps write into an operand whose every other access comes
+// before them: x -> a = relu(x) -> b = neg(a) -> c = a + b -> d = relu(c).
+// b may not take a's bytes (c still reads a), c may (a and b end there);
+// the graph input and the graph output are never written over (d takes
+// b's bytes the usual way, b being dead by then).
+TEST(CudaMemory, ElementwiseStepsWriteOverAnOperandThatEndsThere) {
+  Builder b;
+  ValueId x = b.input("x", DType::kF32, {kBatch, 64});
+  ValueId a = b.op(OpKind::kRelu, {x}, "a");
+  ValueId n = b.op(OpKind::kNeg, {a}, "b");
+  ValueId c = b.op(OpKind::kAdd, {a, n}, "c");
+  ValueId d = b.op(OpKind::kRelu, {c}, "d");
+  b.g.addOutput(d);
+  auto t = resolveTarget("h200");
+  ASSERT_TRUE(t.isOk());
+  auto p = cuda::lowerPlan(b.g, *t);
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  ASSERT_EQ(p->steps.size(), 4u);
+  SymbolBindings bind;
+  bind.values = {0, 64};
+  auto arena = cuda::planArena(b.g, *p, bind);
+  ASSERT_TRUE(arena.isOk()) << arena.status().message();
+  const auto at = [&](ValueId v) { return arena->offset[static_cast<size_t>(v)]; };
+  const size_t bytes = 64 * 64 * 4;
+  EXPECT_EQ(at(c), at(a));
+  EXPECT_FALSE(overlaps(at(n), bytes, at(a), bytes));
+  EXPECT_FALSE(overlaps(at(x), bytes, at(a), bytes));
+  EXPECT_FALSE(overlaps(at(d), bytes, at(c), bytes)) << "a graph output keeps its own bytes";
+  EXPECT_EQ(arena->size, 3 * bytes) << "x; a, then c; b, then d";
 }
 
 // A CIN layer of xDeepFM's size: O = 200 maps from H = 200 maps x M = 22 fields (K = 4400), D = 16.

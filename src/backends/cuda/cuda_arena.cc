@@ -11,6 +11,7 @@
 #include "backends/cuda/cuda_program.h"
 #include "backends/plan_memory.h"
 #include "ir/graph_queries.h"
+#include "lower/op_sets.h"
 
 namespace cagr::cuda {
 namespace {
@@ -49,6 +50,37 @@ bool happensBefore(const Program& p, int x, int y) {
   if (x == y || y == -1 || x == steps) return false;
   if (x == -1 || y == steps) return true;
   return p.after[static_cast<size_t>(y)][static_cast<size_t>(x)] != 0;
+}
+
+// In place: the buffer an elementwise step may write its output into, the
+// bytes of an operand it reads at the same indices (same shape and size)
+// whose every other access happens before it; -1 when none. Each thread of
+// a generated elementwise kernel reads its elements before it writes them,
+// so the operand's bytes are free for the output (DCN-v2's cross layers:
+// x0 * (W x + b) + x writes where W x + b was).
+ValueId inPlaceOperand(const Graph& g, const Program& p, const Accesses& acc, const ArenaPlan& a, int s) {
+  const ProgramStep& st = p.steps[static_cast<size_t>(s)];
+  if (st.kind != StepKind::kGenerated || st.writes.size() != 1) return -1;
+  for (NodeId n : st.nodes) {
+    if (!ops::in(ops::kEltwise, g.node(n).op)) return -1;
+  }
+  const ValueId out = st.writes[0];
+  const auto& outputs = g.outputs();
+  if (std::find(outputs.begin(), outputs.end(), out) != outputs.end()) return -1;
+  for (ValueId v : st.reads) {
+    const ValueId r = p.root(v);
+    if (!a.inArena[static_cast<size_t>(r)] || acc.writer[static_cast<size_t>(r)] < 0) continue;
+    if (a.shape[static_cast<size_t>(v)] != a.shape[static_cast<size_t>(out)] ||
+        a.bytes[static_cast<size_t>(r)] != a.bytes[static_cast<size_t>(out)] ||
+        g.type(v).dtype != g.type(out).dtype ||
+        g.value(v).mir.storage != g.value(out).mir.storage) {
+      continue;
+    }
+    if (std::find(outputs.begin(), outputs.end(), r) != outputs.end()) continue;
+    const auto& users = acc.users[static_cast<size_t>(r)];
+    if (std::all_of(users.begin(), users.end(), [&](int x) { return x == s || happensBefore(p, x, s); })) return r;
+  }
+  return -1;
 }
 
 }  // namespace
@@ -93,6 +125,19 @@ void placeArena(const Graph& g, const Program& p, const std::vector<size_t>& ste
   for (size_t v = 0; v < nv; ++v) {
     if (a.inArena[v]) size[v] = alignUp(std::max<size_t>(a.bytes[v], 1));
   }
+  // Outputs written in place take their operand's bytes: one buffer with
+  // both values' accesses (chains follow: a later step may write over it).
+  std::vector<ValueId> sharesWith(nv, -1);
+  for (int s = 0; s < static_cast<int>(p.steps.size()); ++s) {
+    ValueId r = inPlaceOperand(g, p, acc, a, s);
+    if (r < 0) continue;
+    while (sharesWith[static_cast<size_t>(r)] >= 0) r = sharesWith[static_cast<size_t>(r)];
+    const auto out = static_cast<size_t>(p.steps[static_cast<size_t>(s)].writes[0]);
+    sharesWith[out] = r;
+    size[out] = 0;
+    auto& users = acc.users[static_cast<size_t>(r)];
+    users.insert(users.end(), acc.users[out].begin(), acc.users[out].end());
+  }
   acc.writer.resize(size.size(), -1);
   acc.users.resize(size.size());
   for (size_t s = 0; s < stepScratch.size(); ++s) {
@@ -113,6 +158,9 @@ void placeArena(const Graph& g, const Program& p, const std::vector<size_t>& ste
   a.size = planOffsets(
       size, [&](size_t u, size_t v) { return !precedes(u, v) && !precedes(v, u); }, offset);
   a.offset.assign(offset.begin(), offset.begin() + static_cast<std::ptrdiff_t>(nv));
+  for (size_t v = 0; v < nv; ++v) {
+    if (sharesWith[v] >= 0) a.offset[v] = a.offset[static_cast<size_t>(sharesWith[v])];
+  }
   a.stepOffset.assign(offset.begin() + static_cast<std::ptrdiff_t>(nv), offset.end());
 }
 
