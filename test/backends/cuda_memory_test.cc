@@ -19,6 +19,11 @@
 #include "backends/cuda/cuda_cin.h"
 #include "backends/cuda/cuda_program.h"
 #include "backends/cuda/cuda_timing.h"
+#include "../rewrite/rewrite_test_util.h"
+#include "lower/op_sets.h"
+#include "cagr/text.h"
+#include "cagr/analysis.h"
+#include "cagr/policy.h"
 #include "backends/plan_memory.h"
 #include "cagr/backend.h"
 #include "cagr/env.h"
@@ -233,6 +238,74 @@ TEST(CudaMemory, ElementwiseStepsWriteOverAnOperandThatEndsThere) {
   EXPECT_FALSE(overlaps(at(x), bytes, at(a), bytes));
   EXPECT_FALSE(overlaps(at(d), bytes, at(c), bytes)) << "a graph output keeps its own bytes";
   EXPECT_EQ(arena->size, 3 * bytes) << "x; a, then c; b, then d";
+}
+
+// Every zoo model's greedy plan on the measured H200 profile, at batch 256
+// and 4096: two values share arena bytes only when every access of one
+// happens before the other is written, or at that write when the writer is
+// an elementwise step reading it (in place); graph inputs share with nothing.
+TEST(CudaMemory, ZooArenasShareBytesOnlyAcrossTimeOrInPlace) {
+  auto hw = loadProfile(rwtest::repoPath("bench/results/hw/h200-probed.json"));
+  ASSERT_TRUE(hw.isOk()) << hw.status().message();
+  auto t = makeTarget(*hw);
+  ASSERT_TRUE(t.isOk());
+  auto policy = makePolicy("greedy");
+  int inPlace = 0;
+  for (const char* model : {"dlrm_criteo", "deepfm", "xdeepfm", "dcnv2", "wide_deep", "autoint", "ngcf"}) {
+    for (int64_t batch : {256, 4096}) {
+      EnvConfig cfg;
+      cfg.batch = batch;
+      auto r = optimize(rwtest::zoo(model), *t, **policy, cfg);
+      ASSERT_TRUE(r.isOk()) << model << ": " << r.status().message();
+      const Graph& g = r->plan;
+      auto p = cuda::lowerPlan(g, *t);
+      ASSERT_TRUE(p.isOk()) << model << ": " << p.status().message();
+      auto a = cuda::planArena(g, *p, defaultBindings(g, batch));
+      ASSERT_TRUE(a.isOk()) << model << ": " << a.status().message();
+      const int steps = static_cast<int>(p->steps.size());
+      std::vector<int> writer(g.numValues(), -1);
+      std::vector<std::vector<int>> users(g.numValues());
+      for (int s = 0; s < steps; ++s) {
+        for (ValueId v : p->steps[static_cast<size_t>(s)].writes) {
+          writer[static_cast<size_t>(v)] = s;
+          users[static_cast<size_t>(v)].push_back(s);
+        }
+        for (ValueId v : p->steps[static_cast<size_t>(s)].reads) users[static_cast<size_t>(p->root(v))].push_back(s);
+      }
+      for (ValueId v : g.outputs()) users[static_cast<size_t>(p->root(v))].push_back(steps);
+      auto before = [&](int x, int y) { return x < y && p->after[static_cast<size_t>(y)][static_cast<size_t>(x)]; };
+      auto elementwise = [&](int s) {
+        for (NodeId n : p->steps[static_cast<size_t>(s)].nodes) {
+          if (!ops::in(ops::kEltwise, g.node(n).op)) return false;
+        }
+        return p->steps[static_cast<size_t>(s)].kind == cuda::StepKind::kGenerated;
+      };
+      // u's bytes are free for v: u ends before v is written, or at that write in place.
+      auto freeFor = [&](size_t u, size_t v) {
+        const int w = writer[v];
+        if (writer[u] < 0 || w < 0) return false;
+        bool at = false;
+        for (int x : users[u]) {
+          if (x == w && elementwise(w)) {
+            at = true;
+          } else if (!before(x, w)) {
+            return false;
+          }
+        }
+        inPlace += at ? 1 : 0;
+        return true;
+      };
+      for (size_t u = 0; u < g.numValues(); ++u) {
+        for (size_t v = 0; v < u; ++v) {
+          if (!a->inArena[u] || !a->inArena[v]) continue;
+          if (!overlaps(a->offset[u], a->bytes[u], a->offset[v], a->bytes[v])) continue;
+          EXPECT_TRUE(freeFor(u, v) || freeFor(v, u))
+              << model << " batch " << batch << ": %" << u << " and %" << v << " share bytes while both are live";
+        }
+      }
+    }
+  }
+  EXPECT_GT(inPlace, 0) << "no elementwise step wrote in place in any zoo plan";
 }
 
 // A CIN layer of xDeepFM's size: O = 200 maps from H = 200 maps x M = 22 fields (K = 4400), D = 16.
