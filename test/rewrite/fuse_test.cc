@@ -119,6 +119,32 @@ TEST(FuseTest, GemmActivationOnH200FollowsTheCatalog) {
   rwtest::expectGolden(tf32, "fuse_mlp_h200_tf32.mlir");
 }
 
+// A group no library kernel runs whole (Gemm + Sigmoid) goes to the
+// generated GEMM where the profile measured it (the probed H200 profile),
+// not on the datasheet H200 (no such entry: default placement); a group
+// cuBLASLt's epilogue runs (Gemm + ReLU) keeps the default placement on both.
+TEST(FuseTest, GemmSigmoidGoesToTheMeasuredGeneratedGemm) {
+  auto hw = loadProfile(rwtest::repoPath("bench/results/hw/h200-probed.json"));
+  ASSERT_TRUE(hw.isOk()) << hw.status().message();
+  auto probed = makeTarget(*hw);
+  ASSERT_TRUE(probed.isOk());
+  const Target datasheet = rwtest::target("h200");
+  const KernelId small = *kernelByName("nvrtc.gemm_small");
+  for (const Target* t : {static_cast<const Target*>(&*probed), &datasheet}) {
+    Graph g = rwtest::parse(mlp());
+    auto cs = candidatesOf(g, *t, ActionKind::kFuse);
+    const Candidate* head = find(cs, g, {"fc2", "sig"});
+    const Candidate* first = find(cs, g, {"fc1", "relu1"});
+    ASSERT_TRUE(head && first);
+    Graph h = rwtest::applied(rwtest::applied(g, *t, head->action), *t, first->action);
+    const bool measured = t == &*probed;
+    for (const Node& n : h.nodes()) {
+      if (n.name == "fc2" || n.name == "sig") EXPECT_EQ(n.mir.kernel, measured ? small : 0) << n.name;
+      if (n.name == "fc1" || n.name == "relu1") EXPECT_EQ(n.mir.kernel, 0) << n.name;
+    }
+  }
+}
+
 TEST(FuseTest, MatMulBiasActivation) {
   Graph before = rwtest::parse(R"("builtin.module"() ({
   "cagr.graph"() ({
