@@ -22,11 +22,19 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, const torch
   return torch::nn::functional::linear(x, w, b);
 }
 
+// `t` as [rows, the product of the other extents]; reshape({n, -1}) cannot
+// infer that width when `t` has no rows (a batch whose actions touch no node).
+torch::Tensor flatRows(const torch::Tensor& t) {
+  int64_t width = 1;
+  for (int64_t d = 1; d < t.dim(); ++d) width *= t.size(d);
+  return t.reshape({t.size(0), width});
+}
+
 // Rows `idx` of `t` by gather, whose gradient is a scatter_add (index_select's
 // is index_add, which LibTorch 1.13 runs slice by slice on the CPU).
 torch::Tensor rows(const torch::Tensor& t, const torch::Tensor& idx) {
   if (t.dim() == 1) return t.gather(0, idx);
-  torch::Tensor flat = t.reshape({t.size(0), -1});
+  torch::Tensor flat = flatRows(t);
   std::vector<int64_t> shape = t.sizes().vec();
   shape[0] = idx.size(0);
   return flat.gather(0, idx.unsqueeze(1).expand({idx.size(0), flat.size(1)})).view(shape);
@@ -35,7 +43,7 @@ torch::Tensor rows(const torch::Tensor& t, const torch::Tensor& idx) {
 // Sums the rows of `src` into `n` rows by `idx` (scatter_add).
 torch::Tensor sumRows(int64_t n, const torch::Tensor& idx, const torch::Tensor& src) {
   if (src.dim() == 1) return torch::zeros({n}, src.options()).scatter_add(0, idx, src);
-  torch::Tensor flat = src.reshape({src.size(0), -1});
+  torch::Tensor flat = flatRows(src);
   std::vector<int64_t> shape = src.sizes().vec();
   shape[0] = n;
   return torch::zeros({n, flat.size(1)}, src.options())

@@ -89,6 +89,35 @@ double compare(PolicyNet& net, const rl::PolicyModel& core, torch::ScalarType dt
   return worst;
 }
 
+// A batch whose only legal actions touch no node (stop alone): the touched-node
+// sums have no rows. LibTorch aborted the trainer on it ("cannot reshape
+// tensor of 0 elements into shape [0, -1]") 186 PPO updates into a run.
+TEST(TorchParity, ABatchWhereNoActionTouchesANode) {
+  rl::ModelConfig c;
+  PolicyNet net = randomNet(c, 7, 0.05);
+  auto core = net->toModel();
+  ASSERT_TRUE(core.isOk()) << core.status().message();
+  std::vector<Observation> all = observations("wide_deep", "h200");
+  for (Observation& o : all) {  // keep stop, the last action
+    const size_t n = o.actionNodes.size(), w = rl::kActionRow;
+    ASSERT_GE(n, 1u);
+    o.actionFeatures.erase(o.actionFeatures.begin(), o.actionFeatures.end() - static_cast<std::ptrdiff_t>(w));
+    o.actionNodes.erase(o.actionNodes.begin(), o.actionNodes.end() - 1);
+    ASSERT_TRUE(o.actionNodes[0].empty());
+  }
+  std::vector<const Observation*> ptrs;
+  for (const Observation& o : all) ptrs.push_back(&o);
+  torch::NoGradGuard guard;
+  NetOutput out = net->forward(makeBatch(ptrs));
+  ASSERT_EQ(out.logProbs.size(0), static_cast<int64_t>(all.size()));
+  for (size_t g = 0; g < all.size(); ++g) {
+    EXPECT_NEAR(out.logProbs[static_cast<int64_t>(g)].item<double>(), 0.0, 1e-6);  // one choice: probability 1
+    auto r = core->forward(all[g]);
+    ASSERT_TRUE(r.isOk()) << r.status().message();
+    EXPECT_NEAR(r->value, out.value[static_cast<int64_t>(g)].item<double>(), 1e-4);
+  }
+}
+
 TEST(TorchParity, RandomWeightsGiveTheSameProbabilities) {
   rl::ModelConfig c;
   PolicyNet net = randomNet(c, 11, 0.2);
