@@ -333,6 +333,11 @@ double graphStepFloor(const HardwareProfile& hw) {
   return e != nullptr && e->shapeClass == kGraphStepClass ? e->overheadS : 0;
 }
 
+double generatedStepFloor(const HardwareProfile& hw) {
+  const KernelEfficiency* e = hw.efficiency(kGraphStepKernel, kGraphStepPdlClass);
+  return e != nullptr && e->shapeClass == kGraphStepPdlClass ? e->overheadS : graphStepFloor(hw);
+}
+
 double graphReplayFixed(const HardwareProfile& hw) {
   const KernelEfficiency* e = hw.efficiency(kGraphStepKernel, kGraphReplayClass);
   return e != nullptr && e->shapeClass == kGraphReplayClass ? e->overheadS : 0;

@@ -94,6 +94,14 @@ inline constexpr const char* kGraphStepKernel = "cagr.graph_step";
 inline constexpr const char* kGraphStepClass = "launch.graph";
 double graphStepFloor(const HardwareProfile& hw);
 
+/// The same floor for a generated kernel launched as a programmatic dependent
+/// of the kernel before it (the CUDA backend's own kernels on sm_90+): the
+/// overhead_s of the kGraphStepKernel / kGraphStepPdlClass entry where the
+/// profile measured one, else graphStepFloor(). Library calls keep
+/// graphStepFloor(): cuBLAS / cuBLASLt launch their kernels without it.
+inline constexpr const char* kGraphStepPdlClass = "launch.graph.pdl";
+double generatedStepFloor(const HardwareProfile& hw);
+
 /// A CUDA-graph replay's fixed cost: the overhead_s of the profile's
 /// kGraphStepKernel / kGraphReplayClass entry (median replay of a one-kernel
 /// graph, graph launch included), or 0 when it has none. Plans priced on

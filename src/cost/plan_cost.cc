@@ -58,6 +58,7 @@ struct PricingCache {
   std::vector<Efficiency> eff;           // its rates at its FLOP count
   Backend backend = Backend::kCpu;
   double graphFloorS = 0;  // the profile's CUDA-graph per-kernel floor (0: none measured)
+  double generatedFloorS = 0;  // the same for a generated kernel (programmatic launch where measured)
   double replayFixedS = 0;  // once per plan: a graph replay's cost beyond its one kernel's floor (0: none measured)
   /// Latency, memory and variance only (no per-node / per-kernel detail):
   /// what a search needs to score a candidate.
@@ -410,12 +411,14 @@ KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& memb
   // kernel pays the larger of the two (measured on the H200: adding both
   // over-priced the many-kernel batch-256 plans by 15-37 %, the floor alone
   // under-priced SpMM / CIN plans by 16-37 %).
+  // A generated kernel (nvrtc.*) is launched as a programmatic dependent of
+  // the kernel before it where the profile measured that floor (sm_90+).
+  const double floorS = total.kernel.rfind("nvrtc.", 0) == 0 ? c.cache.generatedFloorS : c.cache.graphFloorS;
   if (c.cache.graphFloorS > 0 && total.kernel != "view") {
     const bool libraryStepProbed = libraryGemmKernel(total.kernel) && stepProbed(total.kernel, total.shapeClass);
-    total.launchS = libraryRates && libraryStepProbed ? c.cache.graphFloorS
-                    : libraryRates ? std::max(total.launchS, c.cache.graphFloorS)
-                                 : std::max(c.cache.graphFloorS,
-                                            probedMinimumRun(c.hw, total.kernel, total.shapeClass));
+    total.launchS = libraryRates && libraryStepProbed ? floorS
+                    : libraryRates ? std::max(total.launchS, floorS)
+                                 : std::max(floorS, probedMinimumRun(c.hw, total.kernel, total.shapeClass));
   }
   double work = std::max(total.computeS, total.memoryS);
   if (!apart.empty()) {
@@ -440,7 +443,7 @@ KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& memb
     work = std::max(total.computeS, total.memoryS) + std::max(apartComputeS, apartMemoryS + crossS);
     total.computeS += apartComputeS;
     total.memoryS += apartMemoryS + crossS;
-    total.launchS += c.cache.graphFloorS;
+    total.launchS += c.cache.generatedFloorS;  // the parts apart run as a generated kernel of their own
   }
   total.seconds = work + total.launchS;
   if (total.kernel == "view") total.bound = Bound::kFree;
@@ -504,6 +507,7 @@ StatusOr<std::shared_ptr<const PricingCache>> RooflineCostModel::prepare(const G
               : hw_.vendor == "amd"                                 ? Backend::kHip
                                                                     : Backend::kCuda;
   c->graphFloorS = graphStepFloor(hw_);
+  c->generatedFloorS = generatedStepFloor(hw_);
   c->replayFixedS = c->graphFloorS > 0 ? std::max(0.0, graphReplayFixed(hw_) - c->graphFloorS) : 0;
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     auto [name, cls] = kernelClass(g, g.nodes()[i], stats.nodes[i]);

@@ -7,7 +7,9 @@
 #include "hw/cuda_probes.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "backends/cuda/cuda_timing.h"
@@ -337,10 +339,47 @@ double medianMs(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// One-kernel and `chain`-kernel graphs replayed; the chain's steps timed alone.
+// Sets an environment variable for a scope (the CUDA executable reads
+// CAGR_CUDA_PDL when it loads a module) and puts the old value back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// The compute capability in the device string the executable reports
+// ("NVIDIA H200 (sm_90)" -> 90), or 0.
+int smOf(const std::string& device) {
+  size_t at = device.rfind("(sm_");
+  return at == std::string::npos ? 0 : std::atoi(device.c_str() + at + 4);
+}
+
+// One-kernel and `chain`-kernel graphs replayed (the chain with plain
+// launches, then with programmatic ones as the backend launches its
+// generated kernels by default); the chain's steps timed alone.
 Status runLaunchFloor(ExecutionBackend& backend, int chain, CudaProbes& out) {
-  double replay[2] = {0, 0};
-  for (int i = 0; i < 2; ++i) {
+  const char* pdl = std::getenv("CAGR_CUDA_PDL");
+  const bool programmatic = pdl == nullptr || std::string(pdl) != "0";
+  double replay[3] = {0, 0, 0};  // one kernel, the chain, the chain with programmatic launches
+  for (int i = 0; i < (programmatic ? 3 : 2); ++i) {
+    ScopedEnv env("CAGR_CUDA_PDL", i < 2 ? "0" : pdl);
     CudaProbeSpec s = launchChainSpec(i == 0 ? 1 : chain);
     CAGR_ASSIGN_OR_RETURN(Compiled c, compileSpec(backend, s));
     auto* timed = dynamic_cast<cuda::DeviceTimed*>(c.exe.get());
@@ -359,6 +398,8 @@ Status runLaunchFloor(ExecutionBackend& backend, int chain, CudaProbes& out) {
   out.floor.chainKernels = chain;
   out.floor.graphOneKernelS = replay[0];
   out.floor.graphPerKernelS = std::max(0.0, (replay[1] - replay[0]) / (chain - 1));
+  out.floor.graphPerKernelPdlS =
+      programmatic && smOf(out.device) >= 90 ? std::max(0.0, (replay[2] - replay[0]) / (chain - 1)) : 0;
   return Status::ok();
 }
 
@@ -422,11 +463,21 @@ StatusOr<HardwareProfile> mergeCudaProbes(HardwareProfile p, const CudaProbes& p
     place(std::move(e));
   };
   floorEntry(kGraphStepClass, f.graphPerKernelS, 2,
-             fmt("per-kernel floor inside a CUDA graph replay of CAGR's own generated kernels: (median replay of %d "
-                 "tiny relu kernels %.2f us - one-kernel graph %.2f us) / %d; the cost model charges it per kernel of "
-                 "a plan instead of launch_latency_s (the CUDA backend replays plans as graphs)",
+             fmt("per-kernel floor inside a CUDA graph replay of CAGR's own generated kernels, launched plainly: "
+                 "(median replay of %d tiny relu kernels %.2f us - one-kernel graph %.2f us) / %d; the cost model "
+                 "charges it per kernel of a plan instead of launch_latency_s (the CUDA backend replays plans as "
+                 "graphs)",
                  f.chainKernels, (f.graphOneKernelS + f.graphPerKernelS * (f.chainKernels - 1)) * 1e6,
                  f.graphOneKernelS * 1e6, f.chainKernels - 1));
+  if (f.graphPerKernelPdlS > 0 && f.graphPerKernelPdlS < f.graphPerKernelS) {
+    floorEntry(kGraphStepPdlClass, f.graphPerKernelPdlS, 2,
+               fmt("per-kernel floor of the same chain with each kernel a programmatic dependent of the one before "
+                   "it (as the CUDA backend launches its generated kernels on sm_90+): (median replay %.2f us - "
+                   "one-kernel graph %.2f us) / %d; the cost model charges it per generated kernel, %s per library "
+                   "call",
+                   (f.graphOneKernelS + f.graphPerKernelPdlS * (f.chainKernels - 1)) * 1e6,
+                   f.graphOneKernelS * 1e6, f.chainKernels - 1, kGraphStepClass));
+  }
   floorEntry(kGraphReplayClass, f.graphOneKernelS, 1,
              "median replay of a one-kernel CUDA graph of one tiny generated kernel (graph launch included); the "
              "cost model charges it less one per-kernel floor once per plan");
@@ -436,9 +487,10 @@ StatusOr<HardwareProfile> mergeCudaProbes(HardwareProfile p, const CudaProbes& p
                  f.chainKernels));
   p.provenance = "measured";
   p.notes += fmt("%sbackend probes (cagr profile --target cuda, measured on %s): %zu entries of CAGR's own CUDA "
-                 "kernels (nvrtc.*) and the CUDA-graph per-kernel floor %.2f us (single step %.2f us)",
+                 "kernels (nvrtc.*) and the CUDA-graph per-kernel floor %.2f us (%.2f us with programmatic "
+                 "launches; single step %.2f us)",
                  p.notes.empty() ? "" : "; ", probes.device.c_str(), byEntry.size(), f.graphPerKernelS * 1e6,
-                 f.singleStepS * 1e6);
+                 (f.graphPerKernelPdlS > 0 ? f.graphPerKernelPdlS : f.graphPerKernelS) * 1e6, f.singleStepS * 1e6);
   return p;
 }
 

@@ -42,9 +42,13 @@ CudaProbeSpec launchChainSpec(int kernels);
 /// The per-kernel floor of the CUDA backend (measured).
 struct LaunchFloor {
   int chainKernels = 0;
-  double graphPerKernelS = 0;  // (replay of the chain - replay of one kernel) / (chain - 1)
+  double graphPerKernelS = 0;  // (replay of the chain - replay of one kernel) / (chain - 1), plain launches
   double graphOneKernelS = 0;  // one replay of a one-kernel graph (graph launch included)
   double singleStepS = 0;      // median event-timed step of a tiny kernel issued alone (no graph)
+  // graphPerKernelS with each kernel a programmatic dependent of the one
+  // before it (as the CUDA backend launches its generated kernels on sm_90+;
+  // 0: the GPU has no programmatic launches, or CAGR_CUDA_PDL=0).
+  double graphPerKernelPdlS = 0;
 };
 
 struct CudaProbes {
@@ -64,6 +68,7 @@ StatusOr<CudaProbes> runCudaProbes(bool quick, double secondsEach, const ProbePr
 /// single-step floor entry (overhead_s holds the value).
 inline constexpr const char* kGraphStepKernel = "cagr.graph_step";
 inline constexpr const char* kGraphStepClass = "launch.graph";
+inline constexpr const char* kGraphStepPdlClass = "launch.graph.pdl";
 inline constexpr const char* kSingleStepClass = "launch.single";
 /// Class of the one-kernel graph replay entry (the replay's fixed cost).
 inline constexpr const char* kGraphReplayClass = "launch.replay";

@@ -151,5 +151,40 @@ TEST(CudaSplitPricing, LibraryGemmWithAGeneratedEpiloguePaysTwoKernels) {
   EXPECT_DOUBLE_EQ(c0.launchS, r0.launchS);
 }
 
+
+// Generated kernels launched as programmatic dependents (sm_90+) pay the
+// profile's launch.graph.pdl floor; library GEMMs keep launch.graph (cuBLASLt
+// launches its kernels plainly); a library GEMM's generated epilogue kernel
+// pays the programmatic floor. Profiles without the entry price as before.
+TEST(CudaSplitPricing, ProgrammaticLaunchFloorAppliesToGeneratedKernelsOnly) {
+  HardwareProfile plain = probed(true), pdl = probed(true);
+  KernelEfficiency f;
+  f.kernel = kGraphStepKernel;
+  f.shapeClass = kGraphStepPdlClass;
+  f.overheadS = 0.75e-6;
+  f.samples = 2;
+  f.source = "measured: test";
+  pdl.efficiencies.push_back(f);
+  EXPECT_DOUBLE_EQ(generatedStepFloor(plain), 1.25e-6);
+  EXPECT_DOUBLE_EQ(generatedStepFloor(pdl), 0.75e-6);
+  EXPECT_DOUBLE_EQ(graphStepFloor(pdl), 1.25e-6);
+  EXPECT_STREQ(hw::kGraphStepPdlClass, kGraphStepPdlClass);
+
+  Graph chain = parsed(hw::launchChainSpec(8).text(), "chain");
+  GraphEstimate a = priced(plain, chain, 4), b = priced(pdl, chain, 4);
+  ASSERT_EQ(b.kernels.size(), 8u);
+  for (const GroupEstimate& k : b.kernels) {
+    EXPECT_EQ(k.estimate.kernel.rfind("nvrtc.", 0), 0u);
+    EXPECT_DOUBLE_EQ(k.estimate.launchS, 0.75e-6);
+  }
+  EXPECT_NEAR(a.latencyS - b.latencyS, 8 * 0.5e-6, 1e-12);
+
+  Graph cross = gemmGroup("mul+add"), relu = gemmGroup("relu");
+  KernelEstimate r = only(priced(plain, relu, 4096)), rp = only(priced(pdl, relu, 4096));
+  EXPECT_NE(rp.kernel.rfind("nvrtc.", 0), 0u);  // a library GEMM
+  EXPECT_DOUBLE_EQ(rp.launchS, r.launchS);
+  KernelEstimate cp = only(priced(pdl, cross, 4096));
+  EXPECT_NEAR(cp.launchS - rp.launchS, 0.75e-6, 1e-12);  // its epilogue: a generated kernel of its own
+}
 }  // namespace
 }  // namespace cagr

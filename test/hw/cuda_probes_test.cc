@@ -120,6 +120,32 @@ TEST(CudaProbes, MergeAddsEntriesAndRoundTrips) {
   EXPECT_EQ(twice->efficiencies.size(), merged->efficiencies.size());  // replaced, not duplicated
 }
 
+// The chain timed with programmatic launches as well: its floor becomes the
+// launch.graph.pdl entry only where it is below the plain one.
+TEST(CudaProbes, MergeAddsTheProgrammaticLaunchFloorWhereItIsLower) {
+  auto base = loadProfile(std::string(CAGR_SOURCE_DIR) + "/bench/results/hw/h200-measured.json");
+  ASSERT_TRUE(base.isOk()) << base.status().message();
+  auto hasPdlFloor = [](const HardwareProfile& h) {
+    const KernelEfficiency* e = h.efficiency(hw::kGraphStepKernel, hw::kGraphStepPdlClass);
+    return e != nullptr && e->shapeClass == hw::kGraphStepPdlClass;
+  };
+  hw::CudaProbes p = fakeProbes();
+  EXPECT_FALSE(hasPdlFloor(*hw::mergeCudaProbes(*base, p)));  // not measured (0)
+  p.floor.graphPerKernelPdlS = 0.8e-6;
+  auto merged = hw::mergeCudaProbes(*base, p);
+  ASSERT_TRUE(merged.isOk()) << merged.status().message();
+  const KernelEfficiency* e = merged->efficiency(hw::kGraphStepKernel, hw::kGraphStepPdlClass);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->shapeClass, hw::kGraphStepPdlClass);
+  EXPECT_DOUBLE_EQ(e->overheadS, 0.8e-6);
+  EXPECT_DOUBLE_EQ(merged->efficiency(hw::kGraphStepKernel, hw::kGraphStepClass)->overheadS, 1.3e-6);
+  EXPECT_NE(merged->notes.find("0.80 us with programmatic launches"), std::string::npos) << merged->notes;
+  p.floor.graphPerKernelPdlS = 1.4e-6;  // no saving measured: no entry
+  auto none = hw::mergeCudaProbes(*base, p);
+  ASSERT_TRUE(none.isOk());
+  EXPECT_FALSE(hasPdlFloor(*none));
+}
+
 TEST(CudaProbes, MergeRefusesANonGpuBase) {
   auto cpu = builtinProfile("x86-64");
   ASSERT_TRUE(cpu.isOk());
