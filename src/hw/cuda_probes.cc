@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
-#include <optional>
 #include <random>
 
 #include "backends/cuda/cuda_timing.h"
@@ -19,6 +18,7 @@
 #include "cagr/text.h"
 #include "cost/kernel_class.h"
 #include "hw/microbench.h"
+#include "support/scoped_env.h"
 #include "ir/text_format.h"
 
 namespace cagr::hw {
@@ -338,31 +338,6 @@ double medianMs(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
-
-// Sets an environment variable for a scope (the CUDA executable reads
-// CAGR_CUDA_PDL when it loads a module) and puts the old value back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // The compute capability in the device string the executable reports
 // ("NVIDIA H200 (sm_90)" -> 90), or 0.

@@ -26,6 +26,7 @@
 #include "ir/graph_queries.h"
 #include "lower/pad_gemm_dims.h"
 #include "lower/split_concat_gemm.h"
+#include "support/scoped_env.h"
 
 namespace cagr {
 namespace {
@@ -143,25 +144,9 @@ class ZooCodegen : public ::testing::TestWithParam<ZooCase> {};
 
 // Sets $CAGR_CUDA_CIN for one scope (the lowering's override of every CIN
 // layer's kernel), restoring the old value after.
-class ForceCin {
+class ForceCin : public ScopedEnv {
  public:
-  explicit ForceCin(const char* kernel) {
-    const char* old = std::getenv("CAGR_CUDA_CIN");
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv("CAGR_CUDA_CIN", kernel, 1);
-  }
-  ~ForceCin() {
-    if (had_) {
-      setenv("CAGR_CUDA_CIN", old_.c_str(), 1);
-    } else {
-      unsetenv("CAGR_CUDA_CIN");
-    }
-  }
-
- private:
-  bool had_ = false;
-  std::string old_;
+  explicit ForceCin(const char* kernel) : ScopedEnv("CAGR_CUDA_CIN", kernel) {}
 };
 
 TEST_P(ZooCodegen, EveryGeneratedGroupCompilesForSm90a) {

@@ -27,6 +27,7 @@
 #include "cpu_test_util.h"
 #include "hw/cuda_probes.h"
 #include "ir/graph_queries.h"
+#include "support/scoped_env.h"
 
 namespace cagr {
 namespace {
@@ -186,10 +187,12 @@ TEST(CudaDlrmCodegen, GemmSmallOnEveryDlrmLayerCompiles) {
       // CAGR_CUDA_GEMM_F32=x3 on sm_90: the three wide layers on 3xTF32
       // 64x128 tiles, the 64-column one on 64x64, both operands by
       // cp.async; on sm_75 (no cp.async) the FFMA tiles still.
-      setenv("CAGR_CUDA_GEMM_F32", "x3", 1);
-      auto x3 = cuda::lowerPlan(g, h200());
-      auto sm75 = cuda::lowerPlan(g, h200(), 75);
-      unsetenv("CAGR_CUDA_GEMM_F32");
+      StatusOr<cuda::Program> x3 = unsupported(""), sm75 = unsupported("");
+      {
+        ScopedEnv env("CAGR_CUDA_GEMM_F32", "x3");
+        x3 = cuda::lowerPlan(g, h200());
+        sm75 = cuda::lowerPlan(g, h200(), 75);
+      }
       ASSERT_TRUE(x3.isOk() && sm75.isOk());
       std::string x3Names, sm75Names;
       for (const auto& k : x3->kernels) x3Names += k.name + "\n";

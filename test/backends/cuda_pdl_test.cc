@@ -19,6 +19,7 @@
 #include "cagr/policy.h"
 #include "cagr/reference.h"
 #include "cuda_test_util.h"
+#include "support/scoped_env.h"
 
 namespace cagr {
 namespace {
@@ -48,32 +49,6 @@ size_t count(const std::string& s, const std::string& what) {
   for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
   return n;
 }
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
 
 TEST(CudaPdl, EveryGeneratedKernelWaitsForItsPredecessorOnSm90Only) {
   ScopedEnv env("CAGR_CUDA_PDL", nullptr);

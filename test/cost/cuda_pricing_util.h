@@ -11,6 +11,7 @@
 
 #include "cagr/cost.h"
 #include "cagr/text.h"
+#include "cost/kernel_class.h"
 #include "hw/cuda_probes.h"
 
 namespace cagr::pricingtest {
@@ -46,6 +47,17 @@ inline KernelEfficiency entry(const std::string& kernel, const std::string& cls,
   e.source = "measured: test";
   e.curve = std::move(curve);
   return e;
+}
+
+/// A measured CUDA-graph floor entry (kGraphStepKernel) of class `cls`.
+inline KernelEfficiency floorEntry(const char* cls, double seconds) {
+  KernelEfficiency f;
+  f.kernel = kGraphStepKernel;
+  f.shapeClass = cls;
+  f.overheadS = seconds;
+  f.samples = 2;
+  f.source = "measured: test";
+  return f;
 }
 
 inline HardwareProfile h200() {

@@ -128,12 +128,7 @@ TEST(CudaProbePricing, GraphFloorReplacesTheLaunchOverheadPerKernel) {
   EXPECT_DOUBLE_EQ(plain.kernels.front().estimate.launchS, 3e-6);  // nvrtc.eltwise's single-step overhead
   EXPECT_DOUBLE_EQ(graphStepFloor(hw), 0.0);
 
-  KernelEfficiency floor;
-  floor.kernel = kGraphStepKernel;
-  floor.shapeClass = kGraphStepClass;
-  floor.overheadS = 1.25e-6;
-  floor.samples = 2;
-  floor.source = "measured: test";
+  KernelEfficiency floor = pricingtest::floorEntry(kGraphStepClass, 1.25e-6);
   hw.efficiencies.push_back(floor);
   EXPECT_DOUBLE_EQ(graphStepFloor(hw), 1.25e-6);
   GraphEstimate replay = priced(hw, chain, 4);
@@ -170,12 +165,7 @@ TEST(CudaProbePricing, AProbedKernelsShortestRunReplacesASmallerGraphFloor) {
   }
   // CAGR's cuBLASLt CIN step is probed the same way: its shortest run counts.
   hw.efficiencies.push_back(entry("cublaslt.cin", "gemm.cin", 3e-6 + 7e-6, {{1e6, 1e11}, {1e10, 2e12}}));
-  KernelEfficiency floor;
-  floor.kernel = kGraphStepKernel;
-  floor.shapeClass = kGraphStepClass;
-  floor.overheadS = 1.25e-6;
-  floor.samples = 2;
-  floor.source = "measured: test";
+  KernelEfficiency floor = pricingtest::floorEntry(kGraphStepClass, 1.25e-6);
   hw.efficiencies.push_back(floor);
   EXPECT_NEAR(probedMinimumRun(hw, "nvrtc.embedding", "gather.cached"), 5e-6, 1e-15);
   EXPECT_DOUBLE_EQ(probedMinimumRun(hw, "nvrtc.eltwise", "eltwise.stream"), 0.0);

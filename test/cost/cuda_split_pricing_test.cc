@@ -33,13 +33,7 @@ HardwareProfile probed(bool withFloor) {
   hw.efficiencies.push_back(entry("nvrtc.embedding", "gather.cached", 3e-6, {{1e4, 1e10}, {1e8, 1e12}}));
   hw.efficiencies.push_back(entry("nvrtc.eltwise", "eltwise.stream", 3e-6, {{1e4, 1e10}, {1e8, 2e12}}));
   if (withFloor) {
-    KernelEfficiency f;
-    f.kernel = kGraphStepKernel;
-    f.shapeClass = kGraphStepClass;
-    f.overheadS = 1.25e-6;
-    f.samples = 2;
-    f.source = "measured: test";
-    hw.efficiencies.push_back(f);
+    hw.efficiencies.push_back(pricingtest::floorEntry(kGraphStepClass, 1.25e-6));
   }
   return hw;
 }
@@ -158,12 +152,7 @@ TEST(CudaSplitPricing, LibraryGemmWithAGeneratedEpiloguePaysTwoKernels) {
 // pays the programmatic floor. Profiles without the entry price as before.
 TEST(CudaSplitPricing, ProgrammaticLaunchFloorAppliesToGeneratedKernelsOnly) {
   HardwareProfile plain = probed(true), pdl = probed(true);
-  KernelEfficiency f;
-  f.kernel = kGraphStepKernel;
-  f.shapeClass = kGraphStepPdlClass;
-  f.overheadS = 0.75e-6;
-  f.samples = 2;
-  f.source = "measured: test";
+  KernelEfficiency f = pricingtest::floorEntry(kGraphStepPdlClass, 0.75e-6);
   pdl.efficiencies.push_back(f);
   EXPECT_DOUBLE_EQ(generatedStepFloor(plain), 1.25e-6);
   EXPECT_DOUBLE_EQ(generatedStepFloor(pdl), 0.75e-6);
