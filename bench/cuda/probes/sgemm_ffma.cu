@@ -9,15 +9,23 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-#define CK(x) do { auto e_ = (x); if (e_ != 0) { printf("ERR %s:%d %d\n", __FILE__, __LINE__, (int)e_); exit(1);} } while (0)
+#define CK(x)                                                \
+  do {                                                       \
+    auto e_ = (x);                                           \
+    if (e_ != 0) {                                           \
+      printf("ERR %s:%d %d\n", __FILE__, __LINE__, (int)e_); \
+      exit(1);                                               \
+    }                                                        \
+  } while (0)
 
 // 256 threads; LN = BN / TN threads along n, LM = 256 / LN along m. A thread owns rows
 // ty*4 + q*4*LM + {0..3} (q < TM/4) and columns tx*4 + p*4*LN + {0..3} (p < TN/4), so each
 // fragment is float4 loads from shared memory. BK-deep stages, two shared buffers, the next
 // stage's global loads held in registers while the current one is multiplied.
 template <int BM, int BN, int BK, int TM, int TN, int MINB>
-__global__ void __launch_bounds__(256, MINB) sgemm(const float* __restrict__ A, const float* __restrict__ B,
-    const float* __restrict__ bias, float* __restrict__ C, int M, int N, int K) {
+__global__ void __launch_bounds__(256, MINB)
+    sgemm(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ bias,
+          float* __restrict__ C, int M, int N, int K) {
   constexpr int LN = BN / TN, LM = 256 / LN;
   static_assert(LM * TM == BM, "tile");
   constexpr int RA = BM * BK / 256, RB = BK * BN / 256;
@@ -40,9 +48,15 @@ __global__ void __launch_bounds__(256, MINB) sgemm(const float* __restrict__ A, 
   };
   auto sstore = [&](int buf) {
 #pragma unroll
-    for (int r = 0; r < RA; ++r) { const int e = tid + r * 256; As[buf][e % BK][e / BK] = ra[r]; }
+    for (int r = 0; r < RA; ++r) {
+      const int e = tid + r * 256;
+      As[buf][e % BK][e / BK] = ra[r];
+    }
 #pragma unroll
-    for (int r = 0; r < RB; ++r) { const int e = tid + r * 256; Bs[buf][e / BN][e % BN] = rb[r]; }
+    for (int r = 0; r < RB; ++r) {
+      const int e = tid + r * 256;
+      Bs[buf][e / BN][e % BN] = rb[r];
+    }
   };
   float acc[TM][TN] = {};
   gload(0);
@@ -58,12 +72,18 @@ __global__ void __launch_bounds__(256, MINB) sgemm(const float* __restrict__ A, 
 #pragma unroll
       for (int q = 0; q < TM / 4; ++q) {
         const float4 v = *reinterpret_cast<const float4*>(&As[cur][kk][ty * 4 + q * 4 * LM]);
-        a[4 * q] = v.x; a[4 * q + 1] = v.y; a[4 * q + 2] = v.z; a[4 * q + 3] = v.w;
+        a[4 * q] = v.x;
+        a[4 * q + 1] = v.y;
+        a[4 * q + 2] = v.z;
+        a[4 * q + 3] = v.w;
       }
 #pragma unroll
       for (int p = 0; p < TN / 4; ++p) {
         const float4 v = *reinterpret_cast<const float4*>(&Bs[cur][kk][tx * 4 + p * 4 * LN]);
-        b[4 * p] = v.x; b[4 * p + 1] = v.y; b[4 * p + 2] = v.z; b[4 * p + 3] = v.w;
+        b[4 * p] = v.x;
+        b[4 * p + 1] = v.y;
+        b[4 * p + 2] = v.z;
+        b[4 * p + 3] = v.w;
       }
 #pragma unroll
       for (int i = 0; i < TM; ++i)
@@ -86,61 +106,113 @@ __global__ void __launch_bounds__(256, MINB) sgemm(const float* __restrict__ A, 
   }
 }
 
-struct Sh { int M, N, K; };
+struct Sh {
+  int M, N, K;
+};
 int main() {
-  cublasLtHandle_t lt; CK(cublasLtCreate(&lt)); cudaStream_t s; CK(cudaStreamCreate(&s));
-  const size_t WSB = 32 << 20; void* ws; CK(cudaMalloc(&ws, WSB));
-  Sh shapes[] = {{4096, 256, 512}, {4096, 512, 367}, {4096, 512, 256}, {4096, 400, 400}, {4096, 400, 352},
-                 {4096, 64, 256}, {256, 400, 400}, {256, 256, 512}};
-  cudaEvent_t ea, eb; cudaEventCreate(&ea); cudaEventCreate(&eb);
+  cublasLtHandle_t lt;
+  CK(cublasLtCreate(&lt));
+  cudaStream_t s;
+  CK(cudaStreamCreate(&s));
+  const size_t WSB = 32 << 20;
+  void* ws;
+  CK(cudaMalloc(&ws, WSB));
+  Sh shapes[] = {{4096, 256, 512}, {4096, 512, 367}, {4096, 512, 256}, {4096, 400, 400},
+                 {4096, 400, 352}, {4096, 64, 256},  {256, 400, 400},  {256, 256, 512}};
+  cudaEvent_t ea, eb;
+  cudaEventCreate(&ea);
+  cudaEventCreate(&eb);
   for (auto sh : shapes) {
-    const int M = sh.M, N = sh.N, K = sh.K; const double gf = 2.0 * M * N * K;
-    float *x, *w, *y, *yr, *bias; CK(cudaMalloc(&x, (size_t)M * K * 4)); CK(cudaMalloc(&w, (size_t)N * K * 4));
-    CK(cudaMalloc(&y, (size_t)M * N * 4)); CK(cudaMalloc(&yr, (size_t)M * N * 4)); CK(cudaMalloc(&bias, N * 4));
+    const int M = sh.M, N = sh.N, K = sh.K;
+    const double gf = 2.0 * M * N * K;
+    float *x, *w, *y, *yr, *bias;
+    CK(cudaMalloc(&x, (size_t)M * K * 4));
+    CK(cudaMalloc(&w, (size_t)N * K * 4));
+    CK(cudaMalloc(&y, (size_t)M * N * 4));
+    CK(cudaMalloc(&yr, (size_t)M * N * 4));
+    CK(cudaMalloc(&bias, N * 4));
     std::vector<float> hx((size_t)M * K), hw((size_t)N * K), hb(N);
-    for (auto& v : hx) v = (rand() % 2001 - 1000) / 1000.f; for (auto& v : hw) v = (rand() % 2001 - 1000) / 1000.f;
+    for (auto& v : hx) v = (rand() % 2001 - 1000) / 1000.f;
+    for (auto& v : hw) v = (rand() % 2001 - 1000) / 1000.f;
     for (auto& v : hb) v = (rand() % 2001 - 1000) / 1000.f;
-    CK(cudaMemcpy(x, hx.data(), hx.size() * 4, cudaMemcpyHostToDevice)); CK(cudaMemcpy(w, hw.data(), hw.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(x, hx.data(), hx.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(w, hw.data(), hw.size() * 4, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(bias, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice));
     auto timeGraph = [&](auto&& call) -> float {
-      call(); CK(cudaStreamSynchronize(s));
-      cudaGraph_t g; cudaGraphExec_t ge; CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+      call();
+      CK(cudaStreamSynchronize(s));
+      cudaGraph_t g;
+      cudaGraphExec_t ge;
+      CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
       for (int i = 0; i < 20; ++i) call();
-      CK(cudaStreamEndCapture(s, &g)); CK(cudaGraphInstantiate(&ge, g, 0)); CK(cudaGraphLaunch(ge, s)); CK(cudaStreamSynchronize(s));
+      CK(cudaStreamEndCapture(s, &g));
+      CK(cudaGraphInstantiate(&ge, g, 0));
+      CK(cudaGraphLaunch(ge, s));
+      CK(cudaStreamSynchronize(s));
       std::vector<float> t;
-      for (int r = 0; r < 15; ++r) { cudaEventRecord(ea, s); CK(cudaGraphLaunch(ge, s)); cudaEventRecord(eb, s); cudaEventSynchronize(eb);
-        float ms; cudaEventElapsedTime(&ms, ea, eb); t.push_back(ms * 1000 / 20); }
-      std::sort(t.begin(), t.end()); cudaGraphExecDestroy(ge); cudaGraphDestroy(g); return t[t.size() / 2]; };
+      for (int r = 0; r < 15; ++r) {
+        cudaEventRecord(ea, s);
+        CK(cudaGraphLaunch(ge, s));
+        cudaEventRecord(eb, s);
+        cudaEventSynchronize(eb);
+        float ms;
+        cudaEventElapsedTime(&ms, ea, eb);
+        t.push_back(ms * 1000 / 20);
+      }
+      std::sort(t.begin(), t.end());
+      cudaGraphExecDestroy(ge);
+      cudaGraphDestroy(g);
+      return t[t.size() / 2];
+    };
     // cuBLASLt: column-major Y^T[N,M] = W^T (N x K, ld N, as stored [K,N]) X^T (K x M)
-    cublasLtMatmulDesc_t d; CK(cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t tn = CUBLAS_OP_N; CK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &tn, sizeof(tn)));
+    cublasLtMatmulDesc_t d;
+    CK(cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasOperation_t tn = CUBLAS_OP_N;
+    CK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &tn, sizeof(tn)));
     CK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSB, &tn, sizeof(tn)));
-    cublasLtEpilogue_t ep = CUBLASLT_EPILOGUE_RELU_BIAS; CK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof(ep)));
+    cublasLtEpilogue_t ep = CUBLASLT_EPILOGUE_RELU_BIAS;
+    CK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof(ep)));
     CK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
     cublasLtMatrixLayout_t la, lb, lc;
-    CK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, N, K, N)); CK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, K, M, K));
+    CK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, N, K, N));
+    CK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, K, M, K));
     CK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, N, M, N));
-    cublasLtMatmulPreference_t p; CK(cublasLtMatmulPreferenceCreate(&p)); uint64_t l = WSB;
+    cublasLtMatmulPreference_t p;
+    CK(cublasLtMatmulPreferenceCreate(&p));
+    uint64_t l = WSB;
     CK(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &l, sizeof(l)));
-    cublasLtMatmulHeuristicResult_t hr[1]; int f = 0; CK(cublasLtMatmulAlgoGetHeuristic(lt, d, la, lb, lc, lc, p, 1, hr, &f));
+    cublasLtMatmulHeuristicResult_t hr[1];
+    int f = 0;
+    CK(cublasLtMatmulAlgoGetHeuristic(lt, d, la, lb, lc, lc, p, 1, hr, &f));
     float al = 1, be = 0;
-    float tl = timeGraph([&] { cublasLtMatmul(lt, d, &al, w, la, x, lb, &be, yr, lc, yr, lc, &hr[0].algo, ws, WSB, s); });
+    float tl =
+        timeGraph([&] { cublasLtMatmul(lt, d, &al, w, la, x, lb, &be, yr, lc, yr, lc, &hr[0].algo, ws, WSB, s); });
     std::vector<float> ref((size_t)M * N), out((size_t)M * N);
     CK(cudaMemcpy(ref.data(), yr, ref.size() * 4, cudaMemcpyDeviceToHost));
     // fp64 reference on sampled rows
     double eLt = 0, scale = 0;
-    for (int m = 0; m < M; m += std::max(1, M / 64)) for (int n = 0; n < N; ++n) {
-      double acc = hb[n]; for (int k = 0; k < K; ++k) acc += (double)hx[(size_t)m * K + k] * hw[(size_t)k * N + n];
-      acc = std::max(acc, 0.0); scale = std::max(scale, std::fabs(acc)); eLt = std::max(eLt, std::fabs(acc - ref[(size_t)m * N + n])); }
+    for (int m = 0; m < M; m += std::max(1, M / 64))
+      for (int n = 0; n < N; ++n) {
+        double acc = hb[n];
+        for (int k = 0; k < K; ++k) acc += (double)hx[(size_t)m * K + k] * hw[(size_t)k * N + n];
+        acc = std::max(acc, 0.0);
+        scale = std::max(scale, std::fabs(acc));
+        eLt = std::max(eLt, std::fabs(acc - ref[(size_t)m * N + n]));
+      }
     printf("%dx%dx%d cublasLt %.2f us (%.1f TF) err %.1e |", M, N, K, tl, gf / tl / 1e6, eLt / scale);
     auto mine = [&](auto kern, int bm, int bn, const char* name) {
       dim3 grid((N + bn - 1) / bn, (M + bm - 1) / bm);
       float t = timeGraph([&] { kern<<<grid, 256, 0, s>>>(x, w, bias, y, M, N, K); });
-      CK(cudaGetLastError()); CK(cudaMemcpy(out.data(), y, out.size() * 4, cudaMemcpyDeviceToHost));
+      CK(cudaGetLastError());
+      CK(cudaMemcpy(out.data(), y, out.size() * 4, cudaMemcpyDeviceToHost));
       double e = 0;
-      for (int m = 0; m < M; m += std::max(1, M / 64)) for (int n = 0; n < N; ++n) {
-        double acc = hb[n]; for (int k = 0; k < K; ++k) acc += (double)hx[(size_t)m * K + k] * hw[(size_t)k * N + n];
-        acc = std::max(acc, 0.0); e = std::max(e, std::fabs(acc - out[(size_t)m * N + n])); }
+      for (int m = 0; m < M; m += std::max(1, M / 64))
+        for (int n = 0; n < N; ++n) {
+          double acc = hb[n];
+          for (int k = 0; k < K; ++k) acc += (double)hx[(size_t)m * K + k] * hw[(size_t)k * N + n];
+          acc = std::max(acc, 0.0);
+          e = std::max(e, std::fabs(acc - out[(size_t)m * N + n]));
+        }
       printf(" %s %.2f us (%.1f TF) err %.1e |", name, t, gf / t / 1e6, e / scale);
     };
     mine(sgemm<128, 64, 16, 8, 4, 2>, 128, 64, "128x64k16");
@@ -148,7 +220,12 @@ int main() {
     mine(sgemm<128, 128, 8, 8, 8, 1>, 128, 128, "128x128k8");
     mine(sgemm<64, 64, 16, 4, 4, 3>, 64, 64, "64x64k16");
     mine(sgemm<128, 32, 16, 4, 4, 3>, 128, 32, "128x32k16");
-    printf("\n"); fflush(stdout);
-    cudaFree(x); cudaFree(w); cudaFree(y); cudaFree(yr); cudaFree(bias);
+    printf("\n");
+    fflush(stdout);
+    cudaFree(x);
+    cudaFree(w);
+    cudaFree(y);
+    cudaFree(yr);
+    cudaFree(bias);
   }
 }
