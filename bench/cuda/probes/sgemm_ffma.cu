@@ -1,22 +1,10 @@
 // Probe (bench/cuda/README.md): a register-blocked FFMA SGEMM (C = relu(A B + bias), A [M,K] row-major,
 // B [K,N] row-major, fp32 IEEE, the sum over k in order) against cuBLASLt's first heuristic pick on
-// the zoo's fp32 layers, each timed as 20 back-to-back calls in a CUDA graph.
+// the zoo's fp32 layers, each timed as 20 back-to-back calls in a CUDA graph (median of 15 replays).
 // nvcc -O3 -arch=sm_90a -std=c++17 sgemm_ffma.cu -o sgemm_ffma -lcublasLt
-#include <cublasLt.h>
-#include <cuda_runtime.h>
-#include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-#define CK(x)                                                \
-  do {                                                       \
-    auto e_ = (x);                                           \
-    if (e_ != 0) {                                           \
-      printf("ERR %s:%d %d\n", __FILE__, __LINE__, (int)e_); \
-      exit(1);                                               \
-    }                                                        \
-  } while (0)
+
+#include "probe_util.cuh"
 
 // 256 threads; LN = BN / TN threads along n, LM = 256 / LN along m. A thread owns rows
 // ty*4 + q*4*LM + {0..3} (q < TM/4) and columns tx*4 + p*4*LN + {0..3} (p < TN/4), so each
@@ -106,113 +94,62 @@ __global__ void __launch_bounds__(256, MINB)
   }
 }
 
-struct Sh {
-  int M, N, K;
-};
+// Largest |Y - fp64 reference| over sampled rows, and the largest |reference| there.
+void sampledError(const std::vector<float>& out, const std::vector<float>& hx, const std::vector<float>& hw,
+                  const std::vector<float>& hb, int M, int N, int K, double* err, double* scale) {
+  *err = *scale = 0;
+  for (int m = 0; m < M; m += std::max(1, M / 64))
+    for (int n = 0; n < N; ++n) {
+      double acc = hb[n];
+      for (int k = 0; k < K; ++k) acc += (double)hx[(size_t)m * K + k] * hw[(size_t)k * N + n];
+      acc = std::max(acc, 0.0);
+      *scale = std::max(*scale, std::fabs(acc));
+      *err = std::max(*err, std::fabs(acc - out[(size_t)m * N + n]));
+    }
+}
+
 int main() {
-  cublasLtHandle_t lt;
-  CK(cublasLtCreate(&lt));
-  cudaStream_t s;
-  CK(cudaStreamCreate(&s));
-  const size_t WSB = 32 << 20;
-  void* ws;
-  CK(cudaMalloc(&ws, WSB));
-  Sh shapes[] = {{4096, 256, 512}, {4096, 512, 367}, {4096, 512, 256}, {4096, 400, 400},
-                 {4096, 400, 352}, {4096, 64, 256},  {256, 400, 400},  {256, 256, 512}};
-  cudaEvent_t ea, eb;
-  cudaEventCreate(&ea);
-  cudaEventCreate(&eb);
+  ProbeContext ctx;
+  cublasLtHandle_t lt = ctx.lt;
+  cudaStream_t s = ctx.s;
+  void* ws = ctx.ws;
+  const size_t WSB = ctx.workspaceBytes;
+  struct {
+    int M, N, K;
+  } shapes[] = {{4096, 256, 512}, {4096, 512, 367}, {4096, 512, 256}, {4096, 400, 400},
+                {4096, 400, 352}, {4096, 64, 256},  {256, 400, 400},  {256, 256, 512}};
   for (auto sh : shapes) {
     const int M = sh.M, N = sh.N, K = sh.K;
     const double gf = 2.0 * M * N * K;
     float *x, *w, *y, *yr, *bias;
-    CK(cudaMalloc(&x, (size_t)M * K * 4));
-    CK(cudaMalloc(&w, (size_t)N * K * 4));
+    std::vector<float> hx = randomOn((size_t)M * K, &x), hw = randomOn((size_t)N * K, &w), hb = randomOn(N, &bias);
     CK(cudaMalloc(&y, (size_t)M * N * 4));
     CK(cudaMalloc(&yr, (size_t)M * N * 4));
-    CK(cudaMalloc(&bias, N * 4));
-    std::vector<float> hx((size_t)M * K), hw((size_t)N * K), hb(N);
-    for (auto& v : hx) v = (rand() % 2001 - 1000) / 1000.f;
-    for (auto& v : hw) v = (rand() % 2001 - 1000) / 1000.f;
-    for (auto& v : hb) v = (rand() % 2001 - 1000) / 1000.f;
-    CK(cudaMemcpy(x, hx.data(), hx.size() * 4, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(w, hw.data(), hw.size() * 4, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(bias, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice));
-    auto timeGraph = [&](auto&& call) -> float {
-      call();
-      CK(cudaStreamSynchronize(s));
-      cudaGraph_t g;
-      cudaGraphExec_t ge;
-      CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-      for (int i = 0; i < 20; ++i) call();
-      CK(cudaStreamEndCapture(s, &g));
-      CK(cudaGraphInstantiate(&ge, g, 0));
-      CK(cudaGraphLaunch(ge, s));
-      CK(cudaStreamSynchronize(s));
-      std::vector<float> t;
-      for (int r = 0; r < 15; ++r) {
-        cudaEventRecord(ea, s);
-        CK(cudaGraphLaunch(ge, s));
-        cudaEventRecord(eb, s);
-        cudaEventSynchronize(eb);
-        float ms;
-        cudaEventElapsedTime(&ms, ea, eb);
-        t.push_back(ms * 1000 / 20);
-      }
-      std::sort(t.begin(), t.end());
-      cudaGraphExecDestroy(ge);
-      cudaGraphDestroy(g);
-      return t[t.size() / 2];
-    };
-    // cuBLASLt: column-major Y^T[N,M] = W^T (N x K, ld N, as stored [K,N]) X^T (K x M)
-    cublasLtMatmulDesc_t d;
-    CK(cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t tn = CUBLAS_OP_N;
-    CK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &tn, sizeof(tn)));
-    CK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSB, &tn, sizeof(tn)));
-    cublasLtEpilogue_t ep = CUBLASLT_EPILOGUE_RELU_BIAS;
-    CK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof(ep)));
-    CK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-    cublasLtMatrixLayout_t la, lb, lc;
-    CK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, N, K, N));
-    CK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, K, M, K));
-    CK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, N, M, N));
+    BiasReluGemm g(M, N, K, bias);
     cublasLtMatmulPreference_t p;
     CK(cublasLtMatmulPreferenceCreate(&p));
     uint64_t l = WSB;
     CK(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &l, sizeof(l)));
     cublasLtMatmulHeuristicResult_t hr[1];
     int f = 0;
-    CK(cublasLtMatmulAlgoGetHeuristic(lt, d, la, lb, lc, lc, p, 1, hr, &f));
+    CK(cublasLtMatmulAlgoGetHeuristic(lt, g.desc, g.a, g.b, g.c, g.c, p, 1, hr, &f));
     float al = 1, be = 0;
-    float tl =
-        timeGraph([&] { cublasLtMatmul(lt, d, &al, w, la, x, lb, &be, yr, lc, yr, lc, &hr[0].algo, ws, WSB, s); });
+    auto lib = [&] { cublasLtMatmul(lt, g.desc, &al, w, g.a, x, g.b, &be, yr, g.c, yr, g.c, &hr[0].algo, ws, WSB, s); };
+    std::vector<float> tls = graphTimesUs(s, lib);
+    const float tl = tls[tls.size() / 2];
     std::vector<float> ref((size_t)M * N), out((size_t)M * N);
     CK(cudaMemcpy(ref.data(), yr, ref.size() * 4, cudaMemcpyDeviceToHost));
-    // fp64 reference on sampled rows
-    double eLt = 0, scale = 0;
-    for (int m = 0; m < M; m += std::max(1, M / 64))
-      for (int n = 0; n < N; ++n) {
-        double acc = hb[n];
-        for (int k = 0; k < K; ++k) acc += (double)hx[(size_t)m * K + k] * hw[(size_t)k * N + n];
-        acc = std::max(acc, 0.0);
-        scale = std::max(scale, std::fabs(acc));
-        eLt = std::max(eLt, std::fabs(acc - ref[(size_t)m * N + n]));
-      }
+    double eLt, scale;
+    sampledError(ref, hx, hw, hb, M, N, K, &eLt, &scale);
     printf("%dx%dx%d cublasLt %.2f us (%.1f TF) err %.1e |", M, N, K, tl, gf / tl / 1e6, eLt / scale);
     auto mine = [&](auto kern, int bm, int bn, const char* name) {
       dim3 grid((N + bn - 1) / bn, (M + bm - 1) / bm);
-      float t = timeGraph([&] { kern<<<grid, 256, 0, s>>>(x, w, bias, y, M, N, K); });
+      std::vector<float> ts = graphTimesUs(s, [&] { kern<<<grid, 256, 0, s>>>(x, w, bias, y, M, N, K); });
+      const float t = ts[ts.size() / 2];
       CK(cudaGetLastError());
       CK(cudaMemcpy(out.data(), y, out.size() * 4, cudaMemcpyDeviceToHost));
-      double e = 0;
-      for (int m = 0; m < M; m += std::max(1, M / 64))
-        for (int n = 0; n < N; ++n) {
-          double acc = hb[n];
-          for (int k = 0; k < K; ++k) acc += (double)hx[(size_t)m * K + k] * hw[(size_t)k * N + n];
-          acc = std::max(acc, 0.0);
-          e = std::max(e, std::fabs(acc - out[(size_t)m * N + n]));
-        }
+      double e, sc;
+      sampledError(out, hx, hw, hb, M, N, K, &e, &sc);
       printf(" %s %.2f us (%.1f TF) err %.1e |", name, t, gf / t / 1e6, e / scale);
     };
     mine(sgemm<128, 64, 16, 8, 4, 2>, 128, 64, "128x64k16");
@@ -222,10 +159,6 @@ int main() {
     mine(sgemm<128, 32, 16, 4, 4, 3>, 128, 32, "128x32k16");
     printf("\n");
     fflush(stdout);
-    cudaFree(x);
-    cudaFree(w);
-    cudaFree(y);
-    cudaFree(yr);
-    cudaFree(bias);
+    for (float* q : {x, w, y, yr, bias}) cudaFree(q);
   }
 }
