@@ -34,6 +34,11 @@ struct CompileOptions {
   // library workspaces): the reward's lambda_m (EnvConfig::lambdaM), the
   // relative memory change worth the same as a relative latency change.
   double memoryWeight = 0.1;
+  // The reward's L0 and M0 (DESIGN §4: the unoptimized plan's latency in ms
+  // and peak memory in bytes, e.g. as measured just before) those relative
+  // changes are taken against; 0: against the best variant's own.
+  double baselineLatencyMs = 0;
+  double baselineBytes = 0;
 };
 
 /// Measured time of one kernel of a compiled plan (one fusion group).

@@ -46,11 +46,9 @@ StatusOr<Target> benchTarget(const CudaBenchArgs& a) {
   return t;
 }
 
-StatusOr<std::unique_ptr<Executable>> compileWith(const Graph& plan, bool cache, double lambdaM,
+StatusOr<std::unique_ptr<Executable>> compileWith(const Graph& plan, bool cache, const CompileOptions& opts,
                                                   cuda::CompileStats& stats) {
   CAGR_ASSIGN_OR_RETURN(std::unique_ptr<ExecutionBackend> backend, cuda::makeCudaBackend({cache}));
-  CompileOptions opts;
-  opts.memoryWeight = lambdaM;
   CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, backend->compile(plan, opts));
   auto* timed = dynamic_cast<cuda::DeviceTimed*>(exe.get());
   if (timed == nullptr) return internalError("the cuda backend's executable has no device timing");
@@ -58,11 +56,20 @@ StatusOr<std::unique_ptr<Executable>> compileWith(const Graph& plan, bool cache,
   return exe;
 }
 
-StatusOr<PlanTiming> timePlan(const Graph& plan, const CudaBenchArgs& a, const Inputs& inputs) {
+// `baseline`: the unoptimized plan's timing, the reward's L0 and M0 the
+// backend's own workspace choice weighs time and bytes against (DESIGN §4).
+StatusOr<PlanTiming> timePlan(const Graph& plan, const CudaBenchArgs& a, const Inputs& inputs,
+                              const PlanTiming* baseline = nullptr) {
   PlanTiming t;
-  CAGR_RETURN_IF_ERROR(compileWith(plan, false, a.lambdaM, t.cold).status());   // NVRTC from scratch
-  CAGR_RETURN_IF_ERROR(compileWith(plan, true, a.lambdaM, t.cached).status());  // fills the cache if needed
-  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, compileWith(plan, true, a.lambdaM, t.cached));
+  CompileOptions opts;
+  opts.memoryWeight = a.lambdaM;
+  if (baseline != nullptr) {
+    opts.baselineLatencyMs = baseline->medianMs;
+    opts.baselineBytes = static_cast<double>(baseline->replay.peakBytes);
+  }
+  CAGR_RETURN_IF_ERROR(compileWith(plan, false, opts, t.cold).status());   // NVRTC from scratch
+  CAGR_RETURN_IF_ERROR(compileWith(plan, true, opts, t.cached).status());  // fills the cache if needed
+  CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, compileWith(plan, true, opts, t.cached));
   CAGR_ASSIGN_OR_RETURN(t.outputs, exe->run(inputs));
   CAGR_ASSIGN_OR_RETURN(t.replay, dynamic_cast<cuda::DeviceTimed&>(*exe).timeReplays(inputs, a.replays, 20));
   std::vector<double> ms = t.replay.replayMs;
@@ -138,12 +145,19 @@ void printReport(const CudaBenchArgs& a, const OptimizeResult& opt, const PlanTi
 // --breakdown: both plans compiled again (NVRTC cache) and timed step by
 // step, each modelled kernel joined with its steps; tables printed unless --json.
 StatusOr<nlohmann::json> breakdowns(const Graph& base, const Graph& best, const CudaBenchArgs& a,
-                                    const HardwareProfile& hw, const Inputs& inputs, const std::string& device) {
+                                    const HardwareProfile& hw, const Inputs& inputs, const PlanTiming& baseTiming) {
   RooflineCostModel model(hw);
   nlohmann::json j;
+  const std::string& device = baseTiming.replay.device;
   for (const auto& [name, plan] : {std::pair<std::string, const Graph*>{"unoptimized", &base}, {a.policy, &best}}) {
     cuda::CompileStats stats;
-    CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, compileWith(*plan, true, a.lambdaM, stats));
+    CompileOptions opts;  // as timePlan compiled it
+    opts.memoryWeight = a.lambdaM;
+    if (plan == &best) {
+      opts.baselineLatencyMs = baseTiming.medianMs;
+      opts.baselineBytes = static_cast<double>(baseTiming.replay.peakBytes);
+    }
+    CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, compileWith(*plan, true, opts, stats));
     CAGR_ASSIGN_OR_RETURN(Breakdown b, profileKernels(*exe, *plan, inputs, std::max(a.replays / 4, 20), &model));
     b.device = device;
     if (!a.json) {
@@ -207,7 +221,7 @@ int runCudaBench(const CudaBenchArgs& a) {
   const OptimizeResult* opt = &setup->opt;
   auto base = timePlan(m->graph, a, inputs);
   if (!base.isOk()) return fail(base.status().withContext("unoptimized plan"));
-  auto best = timePlan(opt->plan, a, inputs);
+  auto best = timePlan(opt->plan, a, inputs, &*base);
   if (!best.isOk()) return fail(best.status().withContext("optimized plan"));
   double maxDiff = 0;
   for (size_t i = 0; i < base->outputs.size(); ++i) {
@@ -220,7 +234,7 @@ int runCudaBench(const CudaBenchArgs& a) {
   if (!a.json) printReport(a, *opt, *base, *best, maxDiff);
   nlohmann::json breakdown;
   if (a.breakdown) {
-    auto bd = breakdowns(m->graph, opt->plan, a, t->hw, inputs, best->replay.device);
+    auto bd = breakdowns(m->graph, opt->plan, a, t->hw, inputs, *base);
     if (!bd.isOk()) return fail(bd.status().withContext("--breakdown"));
     breakdown = std::move(*bd);
   }

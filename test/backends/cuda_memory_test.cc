@@ -67,6 +67,23 @@ TEST(CudaMemory, WorkspaceVariantTradesTimeAgainstBytesAtTheRewardsRate) {
   // A heavier weight (cagr bench --lambda-m 0.3) takes the lean one where 0.1 does not.
   EXPECT_EQ(cuda::pickWorkspaceVariant({38.3, 40.7}, {5824000, 3691264}, w, tol), 0);
   EXPECT_EQ(cuda::pickWorkspaceVariant({38.3, 40.7}, {5824000, 3691264}, 0.3, tol), 1);
+  // Against the reward's own L0 and M0 (the unoptimized plan's, as `cagr
+  // bench` measures it first): DeepFM fp32 256 on the H200, 36.1 us with
+  // 2.1 MB of split-K workspace or 39.2 us without, the unoptimized plan
+  // 120.8 us at 3.70 MB: 8.6 % slower than the fastest variant but 2.6 % of
+  // L0 for 58 % of M0: the lean one. Without the baseline, the fast one.
+  EXPECT_EQ(cuda::pickWorkspaceVariant({0.0361, 0.0392}, {5824000, 3691264}, w, tol), 0);
+  EXPECT_EQ(cuda::pickWorkspaceVariant({0.0361, 0.0392}, {5824000, 3691264}, w, tol, 0.1208, 3695872), 1);
+  // xDeepFM fp32 256's CIN workspace (0.511 vs 0.615 ms, 109.6 vs 92.8 MB;
+  // unoptimized 0.59 ms at 100 MB): 18 % of L0 outweighs 1.7 % of M0.
+  EXPECT_EQ(cuda::pickWorkspaceVariant({0.511, 0.615}, {109600000, 92800000}, w, tol, 0.59, 1e8), 0);
+  // The tolerance stays a share of the fastest variant's time (timing noise),
+  // not of L0: 2.3 % slower for one byte less is not kept against a 5.7 ms L0.
+  EXPECT_EQ(cuda::pickWorkspaceVariant({1.30, 1.33}, {1000, 999}, w, tol, 5.7, 1000), 0);
+  EXPECT_EQ(cuda::pickWorkspaceVariant({1.30, 1.305}, {1000, 999}, w, tol, 5.7, 1000), 1);
+  // A baseline of 0 (unknown) is the fastest variant's, as before.
+  EXPECT_EQ(cuda::pickWorkspaceVariant({0.0361, 0.0392}, {5824000, 3691264}, w, tol, 0.0, 3695872), 0);
+  EXPECT_DOUBLE_EQ(CompileOptions{}.baselineLatencyMs, 0.0);
   // The backend's default is the reward's default lambda_m.
   EXPECT_DOUBLE_EQ(CompileOptions{}.memoryWeight, EnvConfig{}.lambdaM);
   EXPECT_DOUBLE_EQ(cuda::kWorkspaceMemoryWeight, EnvConfig{}.lambdaM);
@@ -204,7 +221,9 @@ TEST(CudaMemory, ArenaKeepsTheSmallerOfItsTwoPlacements) {
   EXPECT_EQ(planOffsets(size, conflict, offset), 20u);
   for (size_t u = 0; u < size.size(); ++u) {
     for (size_t v = 0; v < u; ++v) {
-      if (conflict(u, v)) EXPECT_FALSE(overlaps(offset[u], size[u], offset[v], size[v])) << u << ", " << v;
+      if (conflict(u, v)) {
+        EXPECT_FALSE(overlaps(offset[u], size[u], offset[v], size[v])) << u << ", " << v;
+      }
     }
   }
 }

@@ -76,8 +76,7 @@ class CudaBackend : public ExecutionBackend {
     CAGR_ASSIGN_OR_RETURN(
         std::unique_ptr<CudaExecutable> exe,
         CudaExecutable::create(std::move(plan), std::move(program),
-                               module.cubin.empty() && module.ptx.empty() ? nullptr : &module, stats,
-                               opts.memoryWeight));
+                               module.cubin.empty() && module.ptx.empty() ? nullptr : &module, stats, opts));
     return std::unique_ptr<Executable>(std::move(exe));
   }
 

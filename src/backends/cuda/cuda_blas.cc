@@ -84,11 +84,13 @@ size_t workspaceForAll(const std::vector<AlgoOption>& options) {
 }
 
 int pickWorkspaceVariant(const std::vector<double>& medianMs, const std::vector<size_t>& bytes, double memoryWeight,
-                         double tolerance) {
+                         double tolerance, double baselineMs, double baselineBytes) {
   if (medianMs.empty() || medianMs.size() != bytes.size()) return -1;
   const size_t fast = static_cast<size_t>(std::min_element(medianMs.begin(), medianMs.end()) - medianMs.begin());
-  const double l0 = std::max(medianMs[fast], 1e-12);
-  const double m0 = static_cast<double>(std::max<size_t>(bytes[fast], 1));
+  const bool given = baselineMs > 0 && baselineBytes > 0;
+  const double l0 = given ? baselineMs : std::max(medianMs[fast], 1e-12);
+  const double m0 = given ? baselineBytes : static_cast<double>(std::max<size_t>(bytes[fast], 1));
+  tolerance *= std::max(medianMs[fast], 1e-12) / l0;  // a share of the fastest variant's time: timing noise
   std::vector<double> score;
   for (size_t i = 0; i < medianMs.size(); ++i) {
     score.push_back(medianMs[i] / l0 + memoryWeight * static_cast<double>(bytes[i]) / m0);

@@ -68,12 +68,14 @@ size_t workspaceForAll(const std::vector<AlgoOption>& options);
 constexpr double kWorkspaceMemoryWeight = 0.1;
 /// chooseBatch's pick among a batch size's workspace variants, each timed
 /// (`medianMs`) and sized (`bytes`: weights, arena, CIN scratch): the one
-/// with the least score L / L_fastest + memoryWeight * M / M_fastest (the
-/// reward's relative terms, with the fastest variant as the baseline); of
-/// the variants whose score is within `tolerance` of that least, the one
-/// with the fewest bytes. -1 when there is none or the sizes differ.
+/// with the least score L / L0 + memoryWeight * M / M0 (the reward's
+/// relative terms; L0 and M0 the unoptimized plan's, `baselineMs` and
+/// `baselineBytes`, where given (> 0), else the fastest variant's); of the
+/// variants whose score is within `tolerance` (a share of the fastest
+/// variant's time, its timing noise) of that least, the one with the fewest
+/// bytes. -1 when there is none or the sizes differ.
 int pickWorkspaceVariant(const std::vector<double>& medianMs, const std::vector<size_t>& bytes, double memoryWeight,
-                         double tolerance);
+                         double tolerance, double baselineMs = 0, double baselineBytes = 0);
 
 /// An algorithm and the workspace it needs.
 struct ChosenAlgo {

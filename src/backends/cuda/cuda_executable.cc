@@ -43,11 +43,16 @@ CudaExecutable::~CudaExecutable() {
 
 StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::create(std::shared_ptr<const Graph> plan, Program program,
                                                                  const CompiledModule* module, CompileStats stats,
-                                                                 double memoryWeight) {
+                                                                 const CompileOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
-  if (!(memoryWeight >= 0)) return invalidArgument("a negative memory weight (lambda_m)");
+  if (!(options.memoryWeight >= 0)) return invalidArgument("a negative memory weight (lambda_m)");
+  if (!(options.baselineLatencyMs >= 0 && options.baselineBytes >= 0)) {
+    return invalidArgument("a negative baseline latency or memory");
+  }
   std::unique_ptr<CudaExecutable> e(new CudaExecutable(std::move(plan), std::move(program), stats));
-  e->memoryWeight_ = memoryWeight;
+  e->memoryWeight_ = options.memoryWeight;
+  e->baselineMs_ = options.baselineLatencyMs;
+  e->baselineBytes_ = options.baselineBytes;
   CAGR_RETURN_IF_ERROR(checkCuda(cudaSetDevice(deviceInfo().device), "cudaSetDevice"));
   CAGR_RETURN_IF_ERROR(e->uploadWeights());
   if (!e->prog_.kernels.empty()) {

@@ -36,11 +36,11 @@ class CudaExecutable final : public Executable, public DeviceTimed {
  public:
   /// Uploads the weights, loads `module` (may be null when the program has
   /// no generated kernels) and creates the streams and library handles;
-  /// `memoryWeight` is what chooseBatch weighs device bytes with
-  /// (CompileOptions::memoryWeight).
+  /// `options` say what chooseBatch weighs device bytes with and against
+  /// which baseline (CompileOptions::memoryWeight, baselineLatencyMs / Bytes).
   static StatusOr<std::unique_ptr<CudaExecutable>> create(std::shared_ptr<const Graph> plan, Program program,
                                                           const CompiledModule* module, CompileStats stats,
-                                                          double memoryWeight = kWorkspaceMemoryWeight);
+                                                          const CompileOptions& options = {});
   ~CudaExecutable() override;
 
   StatusOr<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs) override;
@@ -124,6 +124,7 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   // CAGR_CUDA_PDL=0: never).
   bool gridDeps_ = false;
   double memoryWeight_ = kWorkspaceMemoryWeight;  // chooseBatch's lambda_m
+  double baselineMs_ = 0, baselineBytes_ = 0;      // and the reward's L0 / M0 (0: the fastest variant's)
 };
 
 }  // namespace cagr::cuda

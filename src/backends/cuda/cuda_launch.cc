@@ -249,7 +249,8 @@ StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::chooseBatch(con
     med.push_back(median(ms[i]));
     bytes.push_back(weightBytes_ + v[i]->plan.size + v[i]->cinScratchBytes);
   }
-  const int keep = pickWorkspaceVariant(med, bytes, memoryWeight_, kWorkspaceChoiceTolerance);
+  const int keep =
+      pickWorkspaceVariant(med, bytes, memoryWeight_, kWorkspaceChoiceTolerance, baselineMs_, baselineBytes_);
   for (size_t i = 0; i < v.size() && workspaceChoiceLog(); ++i) {
     std::fprintf(stderr,
                  "workspace variant %zu: GEMMs %zu B and CIN GEMMs %zu B of workspace, %zu B on the device, replay "
