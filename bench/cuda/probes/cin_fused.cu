@@ -17,14 +17,8 @@
 #include <cstdlib>
 #include <random>
 #include <vector>
-#define CK(x)                                                      \
-  do {                                                             \
-    auto e_ = (x);                                                 \
-    if (e_ != 0) {                                                 \
-      printf("ERR %s:%d %d\n", __FILE__, __LINE__, (int)e_);       \
-      exit(1);                                                     \
-    }                                                              \
-  } while (0)
+
+#include "probe_util.cuh"  // CK
 
 __device__ __forceinline__ void cp16(void* s, const void* g) {
   unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(s));

@@ -6,6 +6,15 @@
 
 #include "probe_util.cuh"
 
+// Four floats of shared memory (16-byte aligned) into registers.
+__device__ __forceinline__ void load4(const float* from, float* to) {
+  const float4 v = *reinterpret_cast<const float4*>(from);
+  to[0] = v.x;
+  to[1] = v.y;
+  to[2] = v.z;
+  to[3] = v.w;
+}
+
 // 256 threads; LN = BN / TN threads along n, LM = 256 / LN along m. A thread owns rows
 // ty*4 + q*4*LM + {0..3} (q < TM/4) and columns tx*4 + p*4*LN + {0..3} (p < TN/4), so each
 // fragment is float4 loads from shared memory. BK-deep stages, two shared buffers, the next
@@ -59,19 +68,11 @@ __global__ void __launch_bounds__(256, MINB)
       float a[TM], b[TN];
 #pragma unroll
       for (int q = 0; q < TM / 4; ++q) {
-        const float4 v = *reinterpret_cast<const float4*>(&As[cur][kk][ty * 4 + q * 4 * LM]);
-        a[4 * q] = v.x;
-        a[4 * q + 1] = v.y;
-        a[4 * q + 2] = v.z;
-        a[4 * q + 3] = v.w;
+        load4(&As[cur][kk][ty * 4 + q * 4 * LM], a + 4 * q);
       }
 #pragma unroll
       for (int p = 0; p < TN / 4; ++p) {
-        const float4 v = *reinterpret_cast<const float4*>(&Bs[cur][kk][tx * 4 + p * 4 * LN]);
-        b[4 * p] = v.x;
-        b[4 * p + 1] = v.y;
-        b[4 * p + 2] = v.z;
-        b[4 * p + 3] = v.w;
+        load4(&Bs[cur][kk][tx * 4 + p * 4 * LN], b + 4 * p);
       }
 #pragma unroll
       for (int i = 0; i < TM; ++i)
