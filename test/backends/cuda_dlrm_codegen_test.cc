@@ -112,12 +112,12 @@ void compileAndCheck(const Graph& g, const std::string& src, const std::vector<c
 }
 
 // x [N, kd] times a constant [kd, n] plus a bias, then ReLU, on nvrtc.gemm_small.
-Graph gemmGraph(int64_t n, int64_t kd) {
+Graph gemmGraph(int64_t n, int64_t kd, bool transB = false) {
   Builder b;
   ValueId x = b.input("x", DType::kF32, {kBatch, kd});
-  ValueId w = b.constant("w", {kd, n}, 1);
+  ValueId w = transB ? b.constant("w", {n, kd}, 1) : b.constant("w", {kd, n}, 1);
   ValueId c = b.constant("c", {n}, 2);
-  ValueId y = b.op(OpKind::kGemm, {x, w, c}, "gemm");
+  ValueId y = b.op(OpKind::kGemm, {x, w, c}, "gemm", transB ? attrs({{"transB", int64_t{1}}}) : Attrs{});
   ValueId r = b.op(OpKind::kRelu, {y}, "r");
   b.g.addOutput(r);
   b.group({"gemm", "r"}, 0, "nvrtc.gemm_small");
@@ -175,18 +175,19 @@ TEST(CudaDlrmCodegen, GemmSmallOnEveryDlrmLayerCompiles) {
     std::string names;
     for (const auto& k : prog->kernels) names += k.name + "\n";
     if (model == std::string("dlrm_criteo")) {
-      // 4096x256x512 (twice) and 4096x512x367: wide FFMA tiles; 4096x64x256:
-      // 64 columns; 4096x512x13: one warp per row of 512 (K <= 16);
-      // 4096x16x64: 16 columns; 4096x1x256: one warp per row's dot.
+      // 4096x256x512 (twice) and 4096x512x367: wide FFMA tiles; 4096x64x256
+      // and 4096x16x64: the narrow-layer kernel (32 rows a block, sm_80+);
+      // 4096x512x13: one warp per row of 512 (K <= 16); 4096x1x256: one warp
+      // per row's dot.
       EXPECT_NE(names.find("nvrtc.gemm_small[gemm, 64x128 tiles]"), std::string::npos) << names;
-      EXPECT_NE(names.find("nvrtc.gemm_small[gemm, 32x64 tiles]"), std::string::npos) << names;
+      EXPECT_NE(names.find("nvrtc.gemm_small[gemm, 32 rows of 64]"), std::string::npos) << names;
       EXPECT_NE(names.find("nvrtc.gemm_small[gemm, rows of 512]"), std::string::npos) << names;
-      EXPECT_NE(names.find("nvrtc.gemm_small[gemm, 16x16 tiles]"), std::string::npos) << names;
+      EXPECT_NE(names.find("nvrtc.gemm_small[gemm, 32 rows of 16]"), std::string::npos) << names;
       EXPECT_NE(names.find("nvrtc.gemm_small[gemm, row dots]"), std::string::npos) << names;
       EXPECT_EQ(std::count(names.begin(), names.end(), '\n'), static_cast<long>(prog->kernels.size()));
       // CAGR_CUDA_GEMM_F32=x3 on sm_90: the three wide layers on 3xTF32
       // 64x128 tiles, the 64-column one on 64x64, both operands by
-      // cp.async; on sm_75 (no cp.async) the FFMA tiles still.
+      // cp.async; on sm_75 (no cp.async) FFMA tiles for the narrow layers too.
       StatusOr<cuda::Program> x3 = unsupported(""), sm75 = unsupported("");
       {
         ScopedEnv env("CAGR_CUDA_GEMM_F32", "x3");
@@ -199,7 +200,9 @@ TEST(CudaDlrmCodegen, GemmSmallOnEveryDlrmLayerCompiles) {
       for (const auto& k : sm75->kernels) sm75Names += k.name + "\n";
       EXPECT_EQ(count(x3Names, "nvrtc.gemm_small[gemm, 3xtf32 64x128 cp.async tiles]"), 3) << x3Names;
       EXPECT_EQ(count(x3Names, "nvrtc.gemm_small[gemm, 3xtf32 64x64 cp.async tiles]"), 1) << x3Names;
-      EXPECT_EQ(sm75Names, names);
+      EXPECT_EQ(count(sm75Names, "nvrtc.gemm_small[gemm, 32x64 tiles]"), 1) << sm75Names;
+      EXPECT_EQ(count(sm75Names, "nvrtc.gemm_small[gemm, 16x16 tiles]"), 1) << sm75Names;
+      EXPECT_EQ(count(sm75Names, "32 rows of"), 0) << sm75Names;
       compileAndCheck(g, x3->moduleSource, x3->kernels, std::string(model) + " gemm_small 3xtf32");
       compileAndCheck(g, x3->moduleSource, x3->kernels, std::string(model) + " gemm_small 3xtf32 sm_80", "sm_80");
       compileAndCheck(g, sm75->moduleSource, sm75->kernels, std::string(model) + " gemm_small sm_75", "sm_75");
@@ -221,7 +224,11 @@ TEST(CudaDlrmCodegen, GemmSmallTileShapesFollowNAndK) {
       ValueId y = b.op(OpKind::kGemm, {x, b.constant("w" + id, {kd, n}, 1), b.constant("c" + id, {n}, 2)}, "gemm" + id);
       b.g.addOutput(b.op(OpKind::kRelu, {y}, "r" + id));
       b.group({"gemm" + id, "r" + id}, label++, "nvrtc.gemm_small");
-      want.push_back(n <= 4 ? "row dots" : kd <= 16 && n % 32 == 0 ? "rows of " + std::to_string(n) : "tiles");
+      const bool narrow = (n == 16 || n == 64) && kd % 4 == 0 && kd <= 256;
+      want.push_back(n <= 4           ? "row dots"
+                     : narrow         ? "32 rows of " + std::to_string(n)
+                     : kd <= 16 && n % 32 == 0 ? "rows of " + std::to_string(n)
+                                               : "tiles");
     }
   }
   auto prog = cuda::lowerPlan(b.g, h200());
@@ -314,6 +321,12 @@ TEST(CudaDlrmGpu, GemmSmallAndInteractionMatchTheReference) {
   for (int64_t n : {1, 5, 16, 64, 512}) {
     for (int64_t kd : {13, 64, 256})
       graphs.emplace_back(std::to_string(n) + "x" + std::to_string(kd), gemmGraph(n, kd));
+  }
+  // The narrow-layer kernel with the weight as stored [N, K] (uploaded
+  // transposed), a K chunk cut short (K = 100) and 32 columns.
+  for (int64_t n : {16, 32, 64}) {
+    for (int64_t kd : {100, 256})
+      graphs.emplace_back(std::to_string(n) + "x" + std::to_string(kd) + " transB", gemmGraph(n, kd, true));
   }
   for (const auto& [what, g] : graphs) matchesReference(**backend, g, what, 1e-5, 1e-4);
 }

@@ -327,6 +327,26 @@ StatusOr<GemmDesc> describeGemm(KernelBuilder& k, NodeId id) {
   return d;
 }
 
+// The narrow-layer kernel (codegen_gemm_narrow.cc): f32 math on sm_80+, no
+// batch, N of 16 / 32 / 64, a static K <= 256 in multiples of 4, A row-major
+// (a Gemm without transA, a MatMul of a 2-D A), B read as [K][N] (a k-major
+// B only when it is a 2-D constant, uploaded transposed). Returns B's C name;
+// empty where it does not apply. CAGR_GEMM_NARROW=0 keeps the FFMA tiles.
+std::optional<std::string> narrowB(KernelBuilder& k, const Node& n, const GemmDesc& d) {
+  const Graph& g = k.g();
+  if (n.mir.math != Precision::kF32 || k.req().sm < 80 || !d.batch.empty() || isSymbolic(d.n) ||
+      isSymbolic(d.kd) || envValue("CAGR_GEMM_NARROW") == "0") {
+    return std::nullopt;
+  }
+  if ((d.n != 16 && d.n != 32 && d.n != 64) || d.kd % 4 != 0 || d.kd > 256) return std::nullopt;
+  const bool rowMajorA = n.op == OpKind::kGemm ? n.attrs.getInt("transA", 0) == 0
+                                               : n.op == OpKind::kMatMul && g.type(d.a).rank() == 2;
+  if (!rowMajorA || g.type(d.b).rank() != 2) return std::nullopt;
+  if (!d.kMajorB) return k.in(d.b);
+  if (!g.isConstant(d.b)) return std::nullopt;
+  return k.inTransposed(d.b);
+}
+
 }  // namespace
 
 StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src) {
@@ -353,7 +373,8 @@ StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src
   const TileShape t = tileShape(d.n, d.kd);
   const std::optional<X3Tile> x3 = x3Tile(r, n.mir.math, t, d.n, d.kd);
   const std::optional<KkOperands> kk = x3 ? kkOperands(k, n, d.kMajorB, d.batch, d.m) : std::nullopt;
-  if (!kk) {
+  const std::optional<std::string> narrow = x3 ? std::nullopt : narrowB(k, n, d);
+  if (!kk && !narrow) {
     std::string A = k.in(d.a), B = k.in(d.b);
     k.body += "  auto la = [&](long long bi, long long m, long long k) { return " + round + "(cagr_ld(" + A + ", " +
               d.aIndex + ")); };\n" + "  auto lb = [&](long long bi, long long k, long long n) { return " + round +
@@ -388,6 +409,15 @@ StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src
     shapeName = ", 3xtf32 " + i(x3->bm) + "x" + i(x3->bn) + (kk ? " cp.async" : "") + " tiles";
     prefix = std::string(tf32x3Helpers()) + gemmX3Source();
     guard = "CAGR_GEMM_X3";
+  } else if (narrow) {
+    k.body += "  cagr_gemm_narrow<" + N.substr(0, N.size() - 2) + ", " + K.substr(0, K.size() - 2) + ">(" + M + ", " +
+              k.in(d.a) + ", " + *narrow + ", epi);\n";
+    rule.roundTo = {32};
+    rule.perBlock = 32;  // rows
+    rule.threads = 512;
+    shapeName = ", 32 rows of " + N.substr(0, N.size() - 2);
+    prefix = gemmNarrowSource();
+    guard = "CAGR_GEMM_NARROW";
   } else if (rowKernel(d.batch, d.n, d.kd)) {
     rule.perBlock = 32;  // rows: two per warp of 16 (B staged once per 32 rows)
     rule.threads = 512;

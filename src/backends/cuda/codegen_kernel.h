@@ -224,6 +224,8 @@ const char* cinX3Source();
 /// and the 3xTF32 GEMM tile (codegen_gemm_x3.cc).
 const char* tf32x3Helpers();
 const char* gemmX3Source();
+/// nvrtc.gemm_small's narrow-layer kernel (cagr_gemm_narrow: N <= 64, K <= 256, f32).
+const char* gemmNarrowSource();
 StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src);
 StatusOr<GeneratedKernel> generateSpmm(const CodegenRequest& r, std::string& src);
 
