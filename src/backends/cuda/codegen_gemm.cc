@@ -415,6 +415,9 @@ StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src
     rule.roundTo = {32};
     rule.perBlock = 32;  // rows
     rule.threads = 512;
+    rule.maxBlocks = std::max(2 * int64_t{r.sms}, int64_t{1});  // B is copied once per block
+    const int64_t tm = d.n / 16, red = 3 * tm * 4 * 128;  // CagrNarrowShape<N, K>
+    rule.sharedBytes = static_cast<unsigned>((std::max(32 * (d.kd + 4), red) + d.kd * d.n) * 4);
     shapeName = ", 32 rows of " + N.substr(0, N.size() - 2);
     prefix = gemmNarrowSource();
     guard = "CAGR_GEMM_NARROW";
