@@ -91,6 +91,10 @@ def derive(records):
 
 
 def _mb(x):
+    # Below zero: memory an earlier engine held (torch.compile's CUDA-graph
+    # pools) was released while this one ran, so its own peak is unknown.
+    if x is not None and x < 0:
+        return "n/a"
     return fmt(x / 2**20 if x is not None else None, ".1f")
 
 
@@ -194,7 +198,9 @@ def header(runs, changes):
           "before the engine was built (so: its weights, activations, CUDA Graph pools, workspaces); build peak "
           "MB: the same over build, compile, first call and warm-up; CAGR: `peak_memory_bytes` of its JSON (weights, "
           "arena, library workspaces, CIN scratch) less its arena's inputs (`peak_memory_breakdown.arena_input_bytes`"
-          ", where reported), as the PyTorch figures leave out the inputs made before the engine",
+          ", where reported), as the PyTorch figures leave out the inputs made before the engine; n/a: the "
+          "difference came out negative (memory an earlier engine held, such as torch.compile's CUDA-graph pool, "
+          "was released while this one ran), so this way does not measure that engine's peak",
           "- opt. s (measured): build + first call (trace/freeze, Dynamo + Inductor with caches "
           f"{'kept' if r0.get('caches') == 'warm' else 'disabled'}, CUDA Graph capture; reduce-overhead and "
           "max-autotune record their CUDA Graphs on the next calls, in the warm-up); CAGR: `optimize_seconds` "
