@@ -240,6 +240,45 @@ TEST(CudaDlrmCodegen, GemmSmallTileShapesFollowNAndK) {
   compileAndCheck(b.g, prog->moduleSource, prog->kernels, "gemm_small shapes");
 }
 
+TEST(CudaDlrmCodegen, NarrowKernelLaunchesHoldAllOfBAndTheRowTile) {
+  // Every narrow shape (N 16 / 32 / 64; K from a quad to 256, whole and cut
+  // chunks; the weight as stored [N, K]) in one module: 512 threads, a block
+  // per 32 rows up to two per SM, and dynamic shared memory for A's 32-row
+  // tile (or the four parts' exchange, when larger: N = 64, K = 16) plus all
+  // of B — what CagrNarrowShape lays out in the kernel.
+  Builder b;
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  int32_t label = 0;
+  for (int64_t n : {16, 32, 64}) {
+    for (int64_t kd : {4, 16, 100, 256}) {
+      std::string id = std::to_string(n) + "x" + std::to_string(kd);
+      ValueId x = b.input("x" + id, DType::kF32, {kBatch, kd});
+      ValueId y = b.op(OpKind::kGemm, {x, b.constant("w" + id, {n, kd}, 1), b.constant("c" + id, {n}, 2)},
+                       "gemm" + id, attrs({{"transB", int64_t{1}}}));
+      b.g.addOutput(b.op(OpKind::kRelu, {y}, "r" + id));
+      b.group({"gemm" + id, "r" + id}, label++, "nvrtc.gemm_small");
+      shapes.emplace_back(n, kd);
+    }
+  }
+  auto prog = cuda::lowerPlan(b.g, h200());
+  ASSERT_TRUE(prog.isOk()) << prog.status().message();
+  ASSERT_EQ(prog->kernels.size(), shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto [n, kd] = shapes[i];
+    const cuda::GeneratedKernel& k = prog->kernels[i];
+    EXPECT_EQ(k.name, "nvrtc.gemm_small[gemm, 32 rows of " + std::to_string(n) + "]+relu");
+    const int64_t exchange = 3 * (n / 16) * 4 * 128, want = 4 * (std::max(32 * (kd + 4), exchange) + kd * n);
+    for (int64_t rows : {1, 77, 4096, 65536}) {
+      cuda::Launch l = k.launch(extentsAt(b.g, k, rows));
+      EXPECT_EQ(l.sharedBytes, static_cast<unsigned>(want)) << k.name << " K = " << kd;
+      EXPECT_LE(l.sharedBytes, 227u * 1024) << k.name;
+      EXPECT_EQ(l.block[0], 512u);
+      EXPECT_EQ(l.grid[0], static_cast<unsigned>(std::min<int64_t>((rows + 31) / 32, 2 * 132))) << rows;
+    }
+  }
+  compileAndCheck(b.g, prog->moduleSource, prog->kernels, "narrow shapes");
+}
+
 TEST(CudaDlrmCodegen, GemmSmallProbesRunTheGeneratedKernel) {
   // cagr profile --target cuda times nvrtc.gemm_small at DLRM's layer shapes.
   int probes = 0;
@@ -323,9 +362,10 @@ TEST(CudaDlrmGpu, GemmSmallAndInteractionMatchTheReference) {
       graphs.emplace_back(std::to_string(n) + "x" + std::to_string(kd), gemmGraph(n, kd));
   }
   // The narrow-layer kernel with the weight as stored [N, K] (uploaded
-  // transposed), a K chunk cut short (K = 100) and 32 columns.
+  // transposed), K not a multiple of 16 (100), the four parts' exchange
+  // larger than A's tile (N = 64, K = 16) and 32 columns.
   for (int64_t n : {16, 32, 64}) {
-    for (int64_t kd : {100, 256})
+    for (int64_t kd : {16, 100, 256})
       graphs.emplace_back(std::to_string(n) + "x" + std::to_string(kd) + " transB", gemmGraph(n, kd, true));
   }
   for (const auto& [what, g] : graphs) matchesReference(**backend, g, what, 1e-5, 1e-4);
