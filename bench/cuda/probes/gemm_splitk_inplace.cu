@@ -2,17 +2,13 @@
 // workspace limit and reduction-scheme mask (out-of-place split-K needs splits x M x N floats of
 // workspace; in-place split-K sums into the output and needs only counters); each pick timed as 20
 // back-to-back calls in a CUDA graph (best of 5 replays), its largest difference from the first pick.
-// nvcc -O2 -arch=sm_90a -std=c++17 gemm_splitk_inplace.cu -o gemm_splitk_inplace -lcublasLt
+// nvcc -O2 -arch=sm_90a -std=c++20 gemm_splitk_inplace.cu -o gemm_splitk_inplace -lcublasLt
 #include <cmath>
 
 #include "probe_util.cuh"
 
 int main() {
-  ProbeContext ctx;
-  cublasLtHandle_t lt = ctx.lt;
-  cudaStream_t s = ctx.s;
-  void* ws = ctx.ws;
-  const size_t WSB = ctx.workspaceBytes;
+  const auto [lt, s, ws, WSB] = ProbeContext();  // handle, stream, workspace and its bytes
   struct {
     long M, N, K;
   } shapes[] = {{256, 400, 352}, {256, 400, 400}, {256, 512, 13}, {256, 256, 512}, {256, 512, 367}};
@@ -71,13 +67,7 @@ int main() {
     }
     // forced in-place split-K on the 32MB first pick
     {
-      cublasLtMatmulPreference_t p;
-      CK(cublasLtMatmulPreferenceCreate(&p));
-      uint64_t l = WSB;
-      CK(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &l, sizeof(l)));
-      cublasLtMatmulHeuristicResult_t hr[1];
-      int f = 0;
-      cublasLtMatmulAlgoGetHeuristic(lt, g.desc, g.a, g.b, g.c, g.c, p, 1, hr, &f);
+      const cublasLtMatmulHeuristicResult_t hr[1] = {firstPick(lt, g, WSB)};
       printf("%ldx%ldx%ld forced inplace:", sh.M, sh.N, sh.K);
       for (int sk : {2, 3, 4, 6, 8})
         for (int red : {(int)CUBLASLT_REDUCTION_SCHEME_INPLACE, (int)CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE}) {
@@ -94,7 +84,6 @@ int main() {
           printf(" [sk%d red%d ws%zuB %.2fus err%.1e]", sk, red, chk.workspaceSize, us, err);
         }
       printf("\n");
-      cublasLtMatmulPreferenceDestroy(p);
     }
     fflush(stdout);
     for (float* q : {x, w, y, bias}) cudaFree(q);

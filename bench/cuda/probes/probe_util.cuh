@@ -60,6 +60,18 @@ struct BiasReluGemm {
   }
 };
 
+// cuBLASLt's first heuristic pick for `g` under a workspace limit of `limit` bytes.
+inline cublasLtMatmulHeuristicResult_t firstPick(cublasLtHandle_t lt, const BiasReluGemm& g, uint64_t limit) {
+  cublasLtMatmulPreference_t p;
+  CK(cublasLtMatmulPreferenceCreate(&p));
+  CK(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit)));
+  cublasLtMatmulHeuristicResult_t hr[1];
+  int found = 0;
+  CK(cublasLtMatmulAlgoGetHeuristic(lt, g.desc, g.a, g.b, g.c, g.c, p, 1, hr, &found));
+  CK(cublasLtMatmulPreferenceDestroy(p));
+  return hr[0];
+}
+
 // Per-call microseconds of `calls` back-to-back `call()`s captured in one
 // CUDA graph, each of `reps` replays timed with CUDA events; sorted.
 template <typename F>

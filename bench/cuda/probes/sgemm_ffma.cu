@@ -1,7 +1,7 @@
 // Probe (bench/cuda/README.md): a register-blocked FFMA SGEMM (C = relu(A B + bias), A [M,K] row-major,
 // B [K,N] row-major, fp32 IEEE, the sum over k in order) against cuBLASLt's first heuristic pick on
 // the zoo's fp32 layers, each timed as 20 back-to-back calls in a CUDA graph (median of 15 replays).
-// nvcc -O3 -arch=sm_90a -std=c++17 sgemm_ffma.cu -o sgemm_ffma -lcublasLt
+// nvcc -O3 -arch=sm_90a -std=c++20 sgemm_ffma.cu -o sgemm_ffma -lcublasLt
 #include <cmath>
 
 #include "probe_util.cuh"
@@ -110,11 +110,7 @@ void sampledError(const std::vector<float>& out, const std::vector<float>& hx, c
 }
 
 int main() {
-  ProbeContext ctx;
-  cublasLtHandle_t lt = ctx.lt;
-  cudaStream_t s = ctx.s;
-  void* ws = ctx.ws;
-  const size_t WSB = ctx.workspaceBytes;
+  const auto [lt, s, ws, WSB] = ProbeContext();  // handle, stream, workspace and its bytes
   struct {
     int M, N, K;
   } shapes[] = {{4096, 256, 512}, {4096, 512, 367}, {4096, 512, 256}, {4096, 400, 400},
@@ -127,13 +123,7 @@ int main() {
     CK(cudaMalloc(&y, (size_t)M * N * 4));
     CK(cudaMalloc(&yr, (size_t)M * N * 4));
     BiasReluGemm g(M, N, K, bias);
-    cublasLtMatmulPreference_t p;
-    CK(cublasLtMatmulPreferenceCreate(&p));
-    uint64_t l = WSB;
-    CK(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &l, sizeof(l)));
-    cublasLtMatmulHeuristicResult_t hr[1];
-    int f = 0;
-    CK(cublasLtMatmulAlgoGetHeuristic(lt, g.desc, g.a, g.b, g.c, g.c, p, 1, hr, &f));
+    const cublasLtMatmulHeuristicResult_t hr[1] = {firstPick(lt, g, WSB)};
     float al = 1, be = 0;
     auto lib = [&] { cublasLtMatmul(lt, g.desc, &al, w, g.a, x, g.b, &be, yr, g.c, yr, g.c, &hr[0].algo, ws, WSB, s); };
     std::vector<float> tls = graphTimesUs(s, lib);
