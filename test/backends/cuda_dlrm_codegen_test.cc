@@ -279,6 +279,46 @@ TEST(CudaDlrmCodegen, NarrowKernelLaunchesHoldAllOfBAndTheRowTile) {
   compileAndCheck(b.g, prog->moduleSource, prog->kernels, "narrow shapes");
 }
 
+TEST(CudaDlrmCodegen, RowKernelHoldsItsWeightsInRegisters) {
+  // K <= 16 with N a multiple of 32 (DLRM's 13 -> 512): 256 threads, a row
+  // per 128 / 64 / 32 of them (the largest dividing N), at most two blocks
+  // per SM looping over the rows, no shared memory; N = 480 (15 weights a
+  // thread per k: 240 at K = 16) keeps the tiles.
+  Builder b;
+  struct Shape {
+    int64_t n, kd, rowsPerBlock;
+  };
+  const std::vector<Shape> shapes = {{512, 13, 2}, {512, 16, 2}, {96, 7, 8}, {64, 13, 4}, {32, 1, 8}, {480, 16, 0}};
+  int32_t label = 0;
+  for (const Shape& s : shapes) {
+    std::string id = std::to_string(s.n) + "x" + std::to_string(s.kd);
+    ValueId x = b.input("x" + id, DType::kF32, {kBatch, s.kd});
+    ValueId y = b.op(OpKind::kGemm, {x, b.constant("w" + id, {s.n, s.kd}, 1), b.constant("c" + id, {s.n}, 2)},
+                     "gemm" + id, attrs({{"transB", int64_t{1}}}));
+    b.g.addOutput(b.op(OpKind::kRelu, {y}, "r" + id));
+    b.group({"gemm" + id, "r" + id}, label++, "nvrtc.gemm_small");
+  }
+  auto prog = cuda::lowerPlan(b.g, h200());
+  ASSERT_TRUE(prog.isOk()) << prog.status().message();
+  ASSERT_EQ(prog->kernels.size(), shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const cuda::GeneratedKernel& k = prog->kernels[i];
+    if (shapes[i].rowsPerBlock == 0) {
+      EXPECT_NE(k.name.find("tiles]"), std::string::npos) << k.name;
+      continue;
+    }
+    EXPECT_EQ(k.name, "nvrtc.gemm_small[gemm, rows of " + std::to_string(shapes[i].n) + "]+relu");
+    for (int64_t rows : {1, 77, 4096, 65536}) {
+      cuda::Launch l = k.launch(extentsAt(b.g, k, rows));
+      EXPECT_EQ(l.block[0], 256u) << k.name;
+      EXPECT_EQ(l.sharedBytes, 0u) << k.name;
+      const int64_t want = std::min<int64_t>((rows + shapes[i].rowsPerBlock - 1) / shapes[i].rowsPerBlock, 2 * 132);
+      EXPECT_EQ(l.grid[0], static_cast<unsigned>(want)) << k.name << " at " << rows << " rows";
+    }
+  }
+  compileAndCheck(b.g, prog->moduleSource, prog->kernels, "row kernel shapes");
+}
+
 TEST(CudaDlrmCodegen, GemmSmallProbesRunTheGeneratedKernel) {
   // cagr profile --target cuda times nvrtc.gemm_small at DLRM's layer shapes.
   int probes = 0;
@@ -368,6 +408,10 @@ TEST(CudaDlrmGpu, GemmSmallAndInteractionMatchTheReference) {
     for (int64_t kd : {16, 100, 256})
       graphs.emplace_back(std::to_string(n) + "x" + std::to_string(kd) + " transB", gemmGraph(n, kd, true));
   }
+  // The row kernel (weights in registers) at N of 32 / 96 / 512, K of 1 / 7 /
+  // 13 / 16, the weight as stored [N, K].
+  for (auto [n, kd] : std::vector<std::pair<int64_t, int64_t>>{{32, 1}, {96, 7}, {512, 13}, {512, 16}})
+    graphs.emplace_back(std::to_string(n) + "x" + std::to_string(kd) + " transB (rows)", gemmGraph(n, kd, true));
   for (const auto& [what, g] : graphs) matchesReference(**backend, g, what, 1e-5, 1e-4);
 }
 

@@ -8,8 +8,9 @@
 // 8..64, and one warp per output row with lanes splitting K for N <= 4;
 // 256 threads; blocks walk the (batch, row tile, column tile) space with a
 // grid-stride loop, so one module serves every batch size. A static K <=
-// 16 with N a multiple of 32 takes a warp per output row instead
-// (cagr_gemm_rowk); CAGR_CUDA_GEMM_F32=x3 the 3xTF32 tiles (codegen_gemm_x3.cc).
+// 16 with N a multiple of 32 takes up to 128 threads per output row
+// instead, each with its columns' weights in registers (cagr_gemm_rowk);
+// CAGR_CUDA_GEMM_F32=x3 the 3xTF32 tiles (codegen_gemm_x3.cc).
 #include <algorithm>
 #include <optional>
 
@@ -106,59 +107,67 @@ __device__ __forceinline__ void cagr_gemm_dot(long long batch, long long M, long
   }
 }
 // Small static K, N a multiple of 32 (DLRM's 13 -> 512 layer: bound by its
-// stores): B staged in shared memory as [K][N] once per block, one warp per
-// output row with lane j's columns j + 32 q, so each store instruction writes
-// 32 consecutive floats; lane k < K reads A's element k of the row (the next
-// row's is in flight while this one is summed) and shuffles broadcast it.
-// T threads; B's elements are all read before any is stored, so the block
-// waits for one round trip, not one per element a thread stages.
+// stores): a row of C is computed by TC threads (128, 64 or 32, the largest
+// dividing N), thread t's columns t + TC j held with their K weights in
+// registers (loaded once per block: no shared memory, no staging wait), so a
+// row costs K shuffles and K * J FMAs per thread and each store instruction
+// writes 32 consecutive floats; lane k < K of each warp reads A's element k
+// of the row, two rows ahead of the one being summed.
+template <int N>
+struct CagrRowkShape {
+  static constexpr int TC = N % 128 == 0 ? 128 : N % 64 == 0 ? 64 : 32, J = N / TC;
+};
 template <int K, int N, int T, typename LA, typename LB, typename EPI>
 __device__ __forceinline__ void cagr_gemm_rowk(long long M, LA la, LB lb, EPI epi) {
-  constexpr int R = (K * N + T - 1) / T;
-  __shared__ float Bs[K * N];
-  float staged[R];
+  constexpr int TC = CagrRowkShape<N>::TC, J = CagrRowkShape<N>::J, S = T / TC;
+  static_assert(N % 32 == 0 && T % TC == 0 && K <= 32, "cagr_gemm_rowk: shape");
+  const int t = threadIdx.x % TC, lane = threadIdx.x % 32;
+  float w[K][J];
 #pragma unroll
-  for (int q = 0; q < R; ++q) {
-    const int e = threadIdx.x + q * T;
-    staged[q] = e < K * N ? lb(0ll, (long long)(e / N), (long long)(e % N)) : 0.f;
-  }
+  for (int k = 0; k < K; ++k)
 #pragma unroll
-  for (int q = 0; q < R; ++q) {
-    if (threadIdx.x + q * T < K * N) Bs[threadIdx.x + q * T] = staged[q];
-  }
-  __syncthreads();
-  const int lane = threadIdx.x % 32;
-  const long long step = (long long)gridDim.x * (blockDim.x / 32);
-  long long r = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-  float x = r < M && lane < K ? la(0ll, r, (long long)lane) : 0.f;
+    for (int j = 0; j < J; ++j) w[k][j] = lb(0ll, (long long)k, (long long)(t + TC * j));
+  const long long step = (long long)gridDim.x * S;
+  long long r = (long long)blockIdx.x * S + threadIdx.x / TC;
+  auto row = [&](long long i) { return i < M && lane < K ? la(0ll, i, (long long)lane) : 0.f; };
+  float x0 = row(r), x1 = row(r + step);
   for (; r < M; r += step) {
-    const float next = r + step < M && lane < K ? la(0ll, r + step, (long long)lane) : 0.f;
-    float acc[N / 32];
+    const float x2 = row(r + 2 * step);
+    float acc[J];
 #pragma unroll
-    for (int q = 0; q < N / 32; ++q) acc[q] = 0.f;
+    for (int j = 0; j < J; ++j) acc[j] = 0.f;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const float a = __shfl_sync(0xffffffffu, x, k);
+      const float a = __shfl_sync(0xffffffffu, x0, k);
 #pragma unroll
-      for (int q = 0; q < N / 32; ++q) acc[q] = fmaf(a, Bs[k * N + lane + 32 * q], acc[q]);
+      for (int j = 0; j < J; ++j) acc[j] = fmaf(a, w[k][j], acc[j]);
     }
 #pragma unroll
-    for (int q = 0; q < N / 32; ++q) epi(0ll, r, (long long)(lane + 32 * q), acc[q]);
-    x = next;
+    for (int j = 0; j < J; ++j) epi(0ll, r, (long long)(t + TC * j), acc[j]);
+    x0 = x1;
+    x1 = x2;
   }
 }
 )CUDA";
 
-// Static K <= 16 and N = 32 q <= 512 with B's [K][N] within 32 KB (no batch):
-// cagr_gemm_rowk. CAGR_GEMM_ROWK=0 keeps the tiles. Measured on the H200
-// (DLRM's 4096x512x13 + bias + ReLU, per kernel with CUDA events): 14-15 us
-// against the 32x128 FFMA tiles' 18 and cuBLASLt's 17-19; ncu: 10.7 us on
-// the GPU, latency-bound (a quarter of the warps resident, B staged per
-// block, one element per round trip in that version: the staging now issues
-// all of a thread's loads first — not yet measured).
+// Static K <= 16 and N = 32 q <= 512 with at most 64 weights a thread
+// (K * N / TC, CagrRowkShape), no batch: cagr_gemm_rowk. CAGR_GEMM_ROWK=0
+// keeps the tiles. Measured on the H200 (DLRM's 4096x512x13 + bias + ReLU,
+// per kernel with CUDA events) in the previous form (B staged in shared
+// memory, one warp per row, 16 shared loads per k): 14-15 us against the
+// 32x128 FFMA tiles' 18 and cuBLASLt's 16-19.
+int rowkThreadsPerRow(Dim n) { return n % 128 == 0 ? 128 : n % 64 == 0 ? 64 : 32; }
+
+// Blocks of cagr_gemm_rowk per SM in its grid: 2 (CAGR_GEMM_ROWK_BLOCKS = 1
+// .. 8 for measurements; rows past the grid loop in it).
+int rowkBlocksPerSm() {
+  const std::string v = envValue("CAGR_GEMM_ROWK_BLOCKS");
+  return v.size() == 1 && v[0] >= '1' && v[0] <= '8' ? v[0] - '0' : 2;
+}
+
 bool rowKernel(const std::vector<Dim>& batch, Dim n, Dim kd) {
   if (!batch.empty() || isSymbolic(n) || isSymbolic(kd) || envValue("CAGR_GEMM_ROWK") == "0") return false;
-  return kd <= 16 && n % 32 == 0 && n >= 32 && n <= 512 && kd * n * 4 <= 32 * 1024;
+  return kd <= 16 && n % 32 == 0 && n >= 32 && n <= 512 && kd * (n / rowkThreadsPerRow(n)) <= 64;
 }
 
 // Tile shape of the generated GEMM for static N / K (symbolic: large).
@@ -327,6 +336,17 @@ StatusOr<GemmDesc> describeGemm(KernelBuilder& k, NodeId id) {
   return d;
 }
 
+// B's C name as a row-major [K][N] array: a 2-D B as stored, or a k-major
+// one ([N, K], transB) when it is a constant, uploaded transposed; empty
+// otherwise.
+std::optional<std::string> kByNB(KernelBuilder& k, const GemmDesc& d) {
+  const Graph& g = k.g();
+  if (g.type(d.b).rank() != 2) return std::nullopt;
+  if (!d.kMajorB) return k.in(d.b);
+  if (!g.isConstant(d.b)) return std::nullopt;
+  return k.inTransposed(d.b);
+}
+
 // The narrow-layer kernel (codegen_gemm_narrow.cc): f32 math on sm_80+, no
 // batch, N of 16 / 32 / 64, a static K <= 256 in multiples of 4, A row-major
 // (a Gemm without transA, a MatMul of a 2-D A), B read as [K][N] (a k-major
@@ -341,10 +361,7 @@ std::optional<std::string> narrowB(KernelBuilder& k, const Node& n, const GemmDe
   if ((d.n != 16 && d.n != 32 && d.n != 64) || d.kd % 4 != 0 || d.kd > 256) return std::nullopt;
   const bool rowMajorA = n.op == OpKind::kGemm ? n.attrs.getInt("transA", 0) == 0
                                                : n.op == OpKind::kMatMul && g.type(d.a).rank() == 2;
-  if (!rowMajorA || g.type(d.b).rank() != 2) return std::nullopt;
-  if (!d.kMajorB) return k.in(d.b);
-  if (!g.isConstant(d.b)) return std::nullopt;
-  return k.inTransposed(d.b);
+  return rowMajorA ? kByNB(k, d) : std::nullopt;
 }
 
 }  // namespace
@@ -374,11 +391,16 @@ StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src
   const std::optional<X3Tile> x3 = x3Tile(r, n.mir.math, t, d.n, d.kd);
   const std::optional<KkOperands> kk = x3 ? kkOperands(k, n, d.kMajorB, d.batch, d.m) : std::nullopt;
   const std::optional<std::string> narrow = x3 ? std::nullopt : narrowB(k, n, d);
+  const bool rowk = !x3 && !narrow && rowKernel(d.batch, d.n, d.kd);
+  // The row kernel's threads load their weights once each: read as [K][N], a
+  // warp's loads of a k are 32 consecutive floats (as [N, K], 32 strided ones).
+  const std::optional<std::string> rowkB = rowk ? kByNB(k, d) : std::nullopt;
   if (!kk && !narrow) {
-    std::string A = k.in(d.a), B = k.in(d.b);
+    std::string A = k.in(d.a), B = rowkB ? *rowkB : k.in(d.b);
+    const std::string bIndex = rowkB ? "k * " + k.dim(d.n) + " + n" : d.bIndex;
     k.body += "  auto la = [&](long long bi, long long m, long long k) { return " + round + "(cagr_ld(" + A + ", " +
               d.aIndex + ")); };\n" + "  auto lb = [&](long long bi, long long k, long long n) { return " + round +
-              "(cagr_ld(" + B + ", " + d.bIndex + ")); };\n";
+              "(cagr_ld(" + B + ", " + bIndex + ")); };\n";
   }
   k.body += "  auto epi = [&](long long bi, long long m, long long n, float acc) {\n" + epi + "  };\n";
   std::string M = k.dim(d.m), N = k.dim(d.n), K = k.dim(d.kd), shapeName;
@@ -421,9 +443,11 @@ StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src
     shapeName = ", 32 rows of " + N.substr(0, N.size() - 2);
     prefix = gemmNarrowSource();
     guard = "CAGR_GEMM_NARROW";
-  } else if (rowKernel(d.batch, d.n, d.kd)) {
-    rule.perBlock = 32;  // rows: two per warp of 16 (B staged once per 32 rows)
-    rule.threads = 512;
+  } else if (rowk) {
+    rule.threads = 256;
+    rule.perBlock = rule.threads / rowkThreadsPerRow(d.n);  // rows in flight; each block loads its weights once
+    rule.minBlocksPerSm = 2;
+    rule.maxBlocks = std::max(rowkBlocksPerSm() * int64_t{r.sms}, int64_t{1});
     k.body += "  cagr_gemm_rowk<" + std::to_string(d.kd) + ", " + std::to_string(d.n) + ", " +
               std::to_string(rule.threads) + ">(" + M + ", la, lb, epi);\n";
     shapeName = ", rows of " + std::to_string(d.n);
