@@ -218,9 +218,14 @@ std::pair<std::string, std::string> generatedOnCuda(const HardwareProfile& hw, c
     case OpKind::kSpMM: tries = spmmTries("nvrtc.spmm", g, n); break;  // backends/cuda/codegen_spmm.cc
     case OpKind::kGemm:
     case OpKind::kMatMul:
-      // CAGR's CUDA backend calls cuBLASLt for a GEMM no plan gave another
-      // library (src/backends/cuda/cuda_program.cc): priced by its entry.
-      if (kc.first == "cublas.sgemm" && graphStepFloor(hw) > 0) tries = {{"cublaslt.matmul", kc.second}};
+      // CAGR's CUDA backend calls cuBLASLt for a GEMM no plan gave a kernel
+      // (src/backends/cuda/cuda_program.cc): priced by its entry, not by the
+      // class's fastest (on a backend-probed profile often nvrtc.gemm_small,
+      // which runs only where a plan asks for it); cuBLAS where the profile
+      // has no cuBLASLt entry of the class.
+      if (graphStepFloor(hw) > 0 && kc.first != "cublaslt.matmul") {
+        tries = {{"cublaslt.matmul", kc.second}, {"cublas.sgemm", kc.second}};
+      }
       break;
     case OpKind::kReduceSum:
     case OpKind::kReduceMean:
