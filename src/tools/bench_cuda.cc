@@ -34,16 +34,7 @@ struct PlanTiming {
 StatusOr<Target> benchTarget(const CudaBenchArgs& a) {
   CAGR_ASSIGN_OR_RETURN(Target t, resolveTarget(a.hw.empty() ? "cuda" : a.hw));
   if (t.backend != Backend::kCuda) return invalidArgument("--hw " + a.hw + " is not an NVIDIA GPU profile");
-  if (a.precision == "fp32") return t;
-  Precision math = a.precision == "tf32" ? Precision::kTF32 : Precision::kBF16;
-  if (a.precision != "tf32" && a.precision != "bf16") {
-    return invalidArgument("--precision " + a.precision + ": expected fp32, tf32 or bf16");
-  }
-  if (!t.supportsMath(math)) return invalidArgument(t.hw.name + " has no " + a.precision + " math");
-  t.math = {Precision::kF32, math};
-  t.storage = {Precision::kF32};
-  if (math == Precision::kBF16) t.storage.push_back(Precision::kBF16);
-  return t;
+  return withCudaPrecision(std::move(t), a.precision);
 }
 
 StatusOr<std::unique_ptr<Executable>> compileWith(const Graph& plan, bool cache, const CompileOptions& opts,

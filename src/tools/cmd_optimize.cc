@@ -21,6 +21,7 @@ struct OptimizeArgs {
   double lambdaM = 0.1, lambdaC = 0.2;
   bool json = false;
   bool fp32 = false;
+  std::string precision;  // NVIDIA profiles: fp32 / tf32 / bf16, as cagr bench --precision
 };
 
 nlohmann::json decisionsJson(const OptimizeResult& r) {
@@ -60,6 +61,7 @@ int runOptimize(const OptimizeArgs& a) {
   auto m = loadModel(a.model);
   if (!m.isOk()) return fail(m.status());
   auto t = resolveTarget(a.hw.empty() ? a.target : a.hw);
+  if (t.isOk() && !a.precision.empty()) t = withCudaPrecision(std::move(*t), a.precision);
   if (!t.isOk()) return fail(t.status());
   PolicyOptions po;
   po.beamWidth = a.beamWidth;
@@ -70,7 +72,7 @@ int runOptimize(const OptimizeArgs& a) {
   cfg.batch = a.batch;
   cfg.lambdaM = a.lambdaM;
   cfg.lambdaC = a.lambdaC;
-  if (a.fp32) cfg.disabled.push_back(ActionKind::kSetPrecision);
+  if (a.fp32 || a.precision == "fp32") cfg.disabled.push_back(ActionKind::kSetPrecision);
   auto r = optimize(m->graph, *t, **policy, cfg);
   if (!r.isOk()) return fail(r.status().withContext(a.model));
   if (!a.output.empty()) {
@@ -119,6 +121,9 @@ void addOptimize(CLI::App& app, int& exitCode) {
   cmd->add_option("--lambda-c", args->lambdaC, "weight of run-to-run variance in the reward (default 0.2)");
   cmd->add_option("-o,--output", args->output, "plan file to write (.cagr)");
   cmd->add_flag("--fp32", args->fp32, "never change precision (no set_precision actions)");
+  cmd->add_option("--precision", args->precision,
+                  "NVIDIA profiles: fp32 (as --fp32), tf32 or bf16 math (and bf16 tables) the policy may choose, "
+                  "the plan cagr bench --target cuda --precision makes");
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->callback([args, &exitCode] { exitCode = runOptimize(*args); });
 }

@@ -45,4 +45,18 @@ nlohmann::json baseJson(const std::string& model, const std::string& target) {
           {"decisions", nlohmann::json::array()}};
 }
 
+StatusOr<Target> withCudaPrecision(Target t, const std::string& precision) {
+  if (t.backend != Backend::kCuda) return invalidArgument("profile '" + t.hw.name + "' is not an NVIDIA GPU profile");
+  if (precision == "fp32") return t;
+  if (precision != "tf32" && precision != "bf16") {
+    return invalidArgument("--precision " + precision + ": expected fp32, tf32 or bf16");
+  }
+  Precision math = precision == "tf32" ? Precision::kTF32 : Precision::kBF16;
+  if (!t.supportsMath(math)) return invalidArgument(t.hw.name + " has no " + precision + " math");
+  t.math = {Precision::kF32, math};
+  t.storage = {Precision::kF32};
+  if (math == Precision::kBF16) t.storage.push_back(Precision::kBF16);
+  return t;
+}
+
 }  // namespace cagr::tools

@@ -9,6 +9,7 @@
 
 #include "cagr/graph.h"
 #include "cagr/importer.h"
+#include "cagr/mir.h"
 
 namespace cagr::tools {
 
@@ -20,6 +21,12 @@ struct LoadedModel {
   std::string path;
 };
 StatusOr<LoadedModel> loadModel(const std::string& path, bool recognizePatterns = true);
+
+/// An NVIDIA GPU target with the math / storage precisions `precision`
+/// allows the policy: fp32 (as profiled: the caller disables set_precision),
+/// tf32 (f32 or tf32 math, f32 storage) or bf16 (f32 or bf16 math, f32 or
+/// bf16 storage). `--hw`-style name for errors.
+StatusOr<Target> withCudaPrecision(Target t, const std::string& precision);
 
 /// Prints "cagr: error: ..." to stderr and returns the exit code for `s`.
 int fail(const Status& s);

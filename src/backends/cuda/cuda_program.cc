@@ -5,6 +5,7 @@
 // happens-before order the arena planner relies on.
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 
 #include "backends/cuda/cuda_program.h"
@@ -305,6 +306,13 @@ StatusOr<Program> lowerPlan(const Graph& plan, const Target& t, int sm, int sms)
   Lowering lowering(plan, t, sm, sms, p);
   for (const auto& members : order) CAGR_RETURN_IF_ERROR(lowering.addGroup(members));
   lowering.finish();
+  // CAGR_CUDA_DUMP=FILE: the generated module's CUDA source, for reading and
+  // for profiler source views.
+  if (const char* dump = std::getenv("CAGR_CUDA_DUMP"); dump != nullptr && *dump != '\0') {
+    std::ofstream f(dump, std::ios::binary);
+    f << p.moduleSource;
+    if (!f) return Status(ErrorCode::kInvalidArgument, std::string("CAGR_CUDA_DUMP: cannot write '") + dump + "'");
+  }
   return p;
 }
 
