@@ -17,6 +17,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "../rewrite/rewrite_test_util.h"
 #include "backends/cuda/codegen.h"
@@ -317,6 +319,31 @@ TEST(CudaDlrmCodegen, RowKernelHoldsItsWeightsInRegisters) {
     }
   }
   compileAndCheck(b.g, prog->moduleSource, prog->kernels, "row kernel shapes");
+}
+
+TEST(CudaDlrmCodegen, DumpWritesTheGeneratedModule) {
+  // CAGR_CUDA_DUMP=FILE: the module's CUDA source as lowered; a path that
+  // cannot be written fails the lowering with the variable and the path.
+  Graph g = gemmGraph(512, 13, true);
+  const std::string path = (std::filesystem::temp_directory_path() / "cagr_dump_test.cu").string();
+  StatusOr<cuda::Program> prog = unsupported(""), bad = unsupported("");
+  {
+    ScopedEnv env("CAGR_CUDA_DUMP", path.c_str());
+    prog = cuda::lowerPlan(g, h200());
+  }
+  ASSERT_TRUE(prog.isOk()) << prog.status().message();
+  std::ifstream f(path);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, prog->moduleSource);
+  EXPECT_NE(text.find(prog->kernels.at(0).entry), std::string::npos);
+  std::filesystem::remove(path);
+  {
+    ScopedEnv env("CAGR_CUDA_DUMP", "/nonexistent-dir/cagr.cu");
+    bad = cuda::lowerPlan(g, h200());
+  }
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("CAGR_CUDA_DUMP: cannot write '/nonexistent-dir/cagr.cu'"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST(CudaDlrmCodegen, GemmSmallProbesRunTheGeneratedKernel) {

@@ -131,5 +131,30 @@ TEST(GpuGemmShape, GeneratedGemmIsPricedByItsOwnProbe) {
   EXPECT_GT(large.computeS, 0);
 }
 
+// The CUDA backend runs a GEMM no plan gave a kernel on cuBLASLt: on a
+// backend-probed profile (one with a graph-step floor) it is priced as that
+// call, even where the class's fastest entry is the generated GEMM, which
+// runs only where a plan asks for it.
+TEST(GpuGemmShape, UnassignedGemmIsPricedAsTheCublasLtCallTheBackendMakes) {
+  HardwareProfile hw = pricingtest::h200();
+  hw.provenance = "measured";
+  Graph g = gemmGraph(256, 64);
+  const std::string cls = only(priced(hw, g, 4096)).shapeClass;
+  hw.efficiencies.push_back(entry("cublaslt.matmul", cls, 6e-6, {{1e6, 1e11}, {1e10, 1e12}}));
+  hw.efficiencies.push_back(entry("nvrtc.gemm_small", cls, 3e-6, {{1e6, 1e13}, {1e10, 1e15}}));  // the fastest
+  EXPECT_EQ(only(priced(hw, g, 4096)).kernel, "nvrtc.gemm_small");  // no floor: not a backend-probed profile
+  hw.efficiencies.push_back(pricingtest::floorEntry(kGraphStepClass, 1.05e-6));
+  KernelEstimate library = only(priced(hw, g, 4096));
+  EXPECT_EQ(library.kernel, "cublaslt.matmul");
+  auto small = kernelByName("nvrtc.gemm_small");
+  ASSERT_TRUE(small.isOk());
+  for (Node& n : g.mutableNodes()) {
+    if (n.op == OpKind::kGemm) n.mir.kernel = *small;
+  }
+  KernelEstimate generated = only(priced(hw, g, 4096));
+  EXPECT_EQ(generated.kernel, "nvrtc.gemm_small");  // the plan's choice, priced as itself
+  EXPECT_LT(generated.seconds, library.seconds);
+}
+
 }  // namespace
 }  // namespace cagr

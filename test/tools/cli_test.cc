@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -102,6 +103,35 @@ TEST_F(CliTest, OptimizeRejectsUnknownTargetsAndPolicies) {
   Result p = cagr("optimize " + src("zoo/onnx/deepfm.ts.onnx") + " --target cpu --policy psychic");
   EXPECT_NE(p.code, 0);
   EXPECT_NE(p.out.find("unknown policy 'psychic'"), std::string::npos) << p.out;
+}
+
+// `cagr optimize --precision` makes the plan `cagr bench --target cuda
+// --precision` times: fp32 keeps f32 math, tf32 may choose tf32 math only,
+// bf16 bf16 math and tables; anything else, or a CPU profile, is refused.
+TEST_F(CliTest, OptimizePrecisionLimitsTheMathOfCudaPlans) {
+  auto mathOf = [&](const std::string& precision) {
+    const std::string plan = tmp("p_" + precision + ".cagr");
+    Result r = cagr("optimize " + src("zoo/onnx/dlrm_criteo.ts.onnx") + " --hw " +
+                    src("bench/results/hw/h200-probed.json") + " --batch 4096 --precision " + precision + " -o " + plan);
+    EXPECT_EQ(r.code, 0) << r.out;
+    std::ifstream f(plan);
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::string kinds;
+    for (const char* m : {"tf32", "bf16", "f16"}) {
+      if (text.find(std::string("cagr.math = \"") + m + "\"") != std::string::npos) kinds += std::string(m) + " ";
+    }
+    return kinds;
+  };
+  EXPECT_EQ(mathOf("fp32"), "");
+  EXPECT_EQ(mathOf("tf32"), "tf32 ");
+  EXPECT_EQ(mathOf("bf16"), "bf16 ");
+  Result bad = cagr("optimize " + src("zoo/onnx/dlrm_criteo.ts.onnx") + " --hw " +
+                    src("bench/results/hw/h200-probed.json") + " --precision fp16");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.out.find("--precision fp16: expected fp32, tf32 or bf16"), std::string::npos) << bad.out;
+  Result cpu = cagr("optimize " + src("zoo/onnx/dlrm_criteo.ts.onnx") + " --target cpu --precision tf32");
+  EXPECT_NE(cpu.code, 0);
+  EXPECT_NE(cpu.out.find("not an NVIDIA GPU profile"), std::string::npos) << cpu.out;
 }
 
 TEST_F(CliTest, BenchTimesBothPlansOnTheCpuBackend) {
