@@ -111,8 +111,9 @@ TEST_F(CliTest, OptimizeRejectsUnknownTargetsAndPolicies) {
 TEST_F(CliTest, OptimizePrecisionLimitsTheMathOfCudaPlans) {
   auto mathOf = [&](const std::string& precision) {
     const std::string plan = tmp("p_" + precision + ".cagr");
-    Result r = cagr("optimize " + src("zoo/onnx/dlrm_criteo.ts.onnx") + " --hw " +
-                    src("bench/results/hw/h200-probed.json") + " --batch 4096 --precision " + precision + " -o " + plan);
+    const std::string hw = src("bench/results/hw/h200-probed.json");
+    Result r = cagr("optimize " + src("zoo/onnx/dlrm_criteo.ts.onnx") + " --hw " + hw + " --batch 4096 --precision " +
+                    precision + " -o " + plan);
     EXPECT_EQ(r.code, 0) << r.out;
     std::ifstream f(plan);
     std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
