@@ -364,8 +364,6 @@ double probedMinimumRun(const HardwareProfile& hw, const std::string& kernel, co
   // modelled 0.444 (three layers, ~23 us each).
   if (kernel.rfind("nvrtc.", 0) != 0 && kernel.rfind("cublaslt.cin", 0) != 0) return 0;
   // The reference: the same harness's trivial kernel (an elementwise add's
-  // smallest call), else the single-step floor of a chain of tiny kernels.
-  // The reference: the same harness's trivial kernel (an elementwise add's
   // smallest call, so timing and launch differences cancel), else the
   // single-step floor of a chain of tiny kernels.
   const KernelEfficiency* trivial = hw.efficiency(kTrivialProbeKernel, kTrivialProbeClass);
