@@ -357,6 +357,36 @@ bool stepProbed(const std::string& kernel, const std::string& shapeClass) {
   return kernel.rfind("nvrtc.", 0) == 0 || (shapeClass == "gemm.batched" && libraryGemmKernel(kernel));
 }
 
+std::string generatedGemmFormClass(const Graph& g, const Node& n) {
+  if (n.op != OpKind::kGemm && n.op != OpKind::kMatMul) return "";
+  if (n.inputs.size() < 2) return "";
+  const auto& ad = g.type(n.inputs[0]).dims;
+  const auto& bd = g.type(n.inputs[1]).dims;
+  const auto& od = g.type(n.outputs[0]).dims;
+  if (ad.empty() || bd.empty() || od.empty()) return "";
+  const bool gemm = n.op == OpKind::kGemm;
+  const bool transA = gemm && n.attrs.getInt("transA", 0) != 0, transB = gemm && n.attrs.getInt("transB", 0) != 0;
+  const Dim nd = bd.size() == 1 ? Dim{1} : transB ? bd[bd.size() - 2] : bd.back();
+  const Dim kd = transA ? ad[ad.size() - 2] : ad.back();
+  if (isSymbolic(nd) || isSymbolic(kd)) return "";
+  const int64_t N = nd, K = kd;
+  if (N <= 4) return "gemm.skinny";
+  const bool batched = !gemm && od.size() > 2;
+  const bool rowMajorA = gemm ? !transA : ad.size() == 2;
+  const bool bKByN = bd.size() == 2 && (!transB || g.isConstant(n.inputs[1]));
+  if (n.mir.math == Precision::kF32 && !batched && (N == 16 || N == 32 || N == 64) && K % 4 == 0 && K <= 256 &&
+      rowMajorA && bKByN) {
+    return "gemm.narrow";
+  }
+  const int64_t perRow = N % 128 == 0 ? 128 : N % 64 == 0 ? 64 : 32;
+  if (!batched && K <= 16 && N % 32 == 0 && N >= 32 && N <= 512 && K * (N / perRow) <= 64) return "gemm.rows";
+  // The tiles' probe (512 -> 256) runs the 64 x 128 tile of 8 x 4 sums a
+  // thread (tileShape in codegen_gemm.cc: N >= 128, K > 64); narrower or
+  // shallower tiles do a fraction of its work per thread, so they keep the
+  // FLOP class.
+  return N >= 128 && K > 64 ? "gemm.tiles" : "";
+}
+
 double probedMinimumRun(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass) {
   // cublaslt.cin is CAGR's own step (outer-product, GEMM and transpose
   // kernels), probed like the generated ones: measured on the H200 its

@@ -86,6 +86,20 @@ double streamingBandwidth(const HardwareProfile& hw, const std::string& kernel, 
 /// `workingSetBytes`, or 0 when none does.
 double cacheBandwidthFor(const HardwareProfile& hw, double workingSetBytes);
 
+/// The form of the CUDA backend's generated GEMM (nvrtc.gemm_small) for
+/// Gemm / MatMul node `n`, as a shape class its probes are filed under:
+/// "gemm.narrow" (cagr_gemm_narrow: f32 math, no batch, N of 16 / 32 / 64,
+/// a static K <= 256 in multiples of 4, A row-major, a 2-D B that is
+/// [K][N] or a constant), "gemm.rows" (cagr_gemm_rowk: no batch, K <= 16,
+/// N = 32 q <= 512 with at most 64 weights a thread), "gemm.skinny" (N <= 4:
+/// a warp per row's dots) or "gemm.tiles" (the FFMA tiles at their largest,
+/// 64 x 128 with 8 x 4 sums a thread: N >= 128, K > 64). The choice
+/// mirrors backends/cuda/codegen_gemm.cc for sm_80+ (the probed GPUs);
+/// CudaDlrmCodegen.GemmFormClassMatchesTheGeneratedKernel holds them equal.
+/// Empty for other ops, symbolic N / K and smaller tiles (priced by their FLOP
+/// class).
+std::string generatedGemmFormClass(const Graph& g, const Node& n);
+
 /// The CUDA-graph per-kernel floor the profile measured (the overhead_s of
 /// its kGraphStepKernel / kGraphStepClass entry), or 0 when it has none.
 /// Plans priced on such a profile charge it per kernel instead of the

@@ -204,10 +204,15 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
   // and priced as the library it looked cheaper (one kernel, no epilogue).
   // (A batched product takes only a batched probe of its own: another
   // class's curve would price 8192 22x22 products as one large GEMM.)
-  const KernelEfficiency* ownEntry =
-      chosen != 0 && info.priceAs[0] == '\0' && info.pattern == Pattern::kGemm ? c.hw.efficiency(info.name, cls)
-                                                                               : nullptr;
-  const bool ownGemm = ownEntry != nullptr && (ownEntry->shapeClass == cls || cls != "gemm.batched");
+  // Where the profile files the generated GEMM's probes by the form the
+  // backend generates for the shape (narrow, rows, tiles: kernels ~10x
+  // apart at equal FLOPs), that form's entry prices it.
+  const bool generatedGemm = chosen != 0 && info.priceAs[0] == '\0' && info.pattern == Pattern::kGemm;
+  const std::string form = generatedGemm ? generatedGemmFormClass(c.g, n) : "";
+  const KernelEfficiency* formEntry = form.empty() ? nullptr : c.hw.efficiency(info.name, form);
+  const std::string& ownCls = formEntry != nullptr && formEntry->shapeClass == form ? form : cls;
+  const KernelEfficiency* ownEntry = generatedGemm ? c.hw.efficiency(info.name, ownCls) : nullptr;
+  const bool ownGemm = ownEntry != nullptr && (ownEntry->shapeClass == ownCls || cls != "gemm.batched");
   bool custom =
       (chosen != 0 && info.priceAs[0] != '\0' && info.pattern != Pattern::kConcatInPlace) || tensorCores || ownGemm;
   Efficiency eff = c.cache.eff[static_cast<size_t>(id)];
@@ -260,7 +265,7 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
       streamingBandwidth(c.hw, custom ? name : c.cache.kernel[static_cast<size_t>(id)], cls, bytes, eff.bytesPerS);
   KernelEstimate e;
   e.kernel = chosen != 0 ? std::string(info.name) : custom ? name : c.cache.kernel[static_cast<size_t>(id)];
-  e.shapeClass = cls;
+  e.shapeClass = ownGemm && !tensorCores ? ownCls : cls;
   e.computeS = eff.flopsPerS > 0 ? counts.flops / (eff.flopsPerS * rateScale) : 0;
   e.memoryS = eff.bytesPerS > 0 ? bytes / eff.bytesPerS : 0;
   e.launchS = eff.overheadS;

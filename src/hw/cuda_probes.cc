@@ -96,8 +96,7 @@ CudaProbeSpec cinLayer(const std::string& kernel, const std::string& math, int64
 }
 
 /// A Gemm layer: [N,k] activations by a constant [k,n] weight plus a [n]
-/// bias, on `kernel` (the node's cagr.kernel decision), priced as `cls`
-/// (gemmShapeClass of N=4096, n, k).
+/// bias, on `kernel` (the node's cagr.kernel decision), filed as `cls`.
 CudaProbeSpec gemmLayer(const std::string& kernel, const std::string& cls, int64_t k, int64_t n,
                         std::vector<int64_t> rows) {
   CudaProbeSpec s;
@@ -226,13 +225,15 @@ std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
   // DLRM's dot interaction of 27 vectors of 16, DeepFM's FM over 39 fields of 10.
   out.push_back(unary("nvrtc.interaction", "gemm.interaction", "interaction", "", {27, 16}, {351}, batches));
   out.push_back(unary("nvrtc.fm", "reduce.fm", "fm", "", {39, 10}, {1}, batches));
-  // The generated GEMM at DLRM's layer shapes: K = 13 (bound by its
-  // stores), narrow N = 16 and N = 1 (row dots), N = 64 and 512 x 256 (the
-  // 3xTF32 tensor-core tile on sm_80+).
-  out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.small", 13, 512, batches));
-  out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.small", 64, 16, batches));
-  out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.medium", 256, 64, batches));
-  out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.medium", 512, 256, batches));
+  // The generated GEMM at DLRM's layer shapes, filed by the form the
+  // backend generates for each (generatedGemmFormClass, kernel_class.h; the
+  // forms run ~10x apart at equal FLOPs): K = 13 on the row kernel
+  // (gemm.rows), N = 16 and 64 on the narrow kernel (gemm.narrow), 512 x 256
+  // on the FFMA tiles (gemm.tiles), N = 1 on row dots (gemm.skinny).
+  out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.rows", 13, 512, batches));
+  out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.narrow", 64, 16, batches));
+  out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.narrow", 256, 64, batches));
+  out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.tiles", 512, 256, batches));
   out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.skinny", 256, 1, batches));
   // Table-batched one-hot lookups (DCN-v2 / DLRM's 26 tables, Wide&Deep's
   // 52 lookups into 26): their own curve, not the one-table probe's.

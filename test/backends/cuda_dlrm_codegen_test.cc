@@ -24,6 +24,7 @@
 #include "backends/cuda/codegen.h"
 #include "backends/cuda/cuda_program.h"
 #include "backends/plan_memory.h"
+#include "cost/kernel_class.h"
 #include "cagr/policy.h"
 #include "cagr/text.h"
 #include "cpu_test_util.h"
@@ -319,6 +320,55 @@ TEST(CudaDlrmCodegen, RowKernelHoldsItsWeightsInRegisters) {
     }
   }
   compileAndCheck(b.g, prog->moduleSource, prog->kernels, "row kernel shapes");
+}
+
+TEST(CudaDlrmCodegen, GemmFormClassMatchesTheGeneratedKernel) {
+  // The cost model files nvrtc.gemm_small's probes by the form the backend
+  // generates (generatedGemmFormClass); every form against the kernel
+  // lowerPlan names, over N, K, the weight's layout and the math.
+  struct Shape {
+    int64_t n, kd;
+    bool transB;
+    Precision math;
+  };
+  std::vector<Shape> shapes;
+  for (int64_t n : {1, 16, 24, 32, 64, 96, 128, 256, 429, 512}) {
+    for (int64_t kd : {13, 16, 64, 100, 256, 300, 512}) {
+      for (bool t : {false, true}) shapes.push_back({n, kd, t, Precision::kF32});
+    }
+  }
+  shapes.push_back({64, 256, true, Precision::kTF32});
+  shapes.push_back({512, 13, false, Precision::kBF16});
+  Builder b;
+  int32_t label = 0;
+  std::vector<NodeId> gemms;
+  for (const Shape& s : shapes) {
+    std::string id = std::to_string(label);
+    ValueId x = b.input("x" + id, DType::kF32, {kBatch, s.kd});
+    ValueId w = s.transB ? b.constant("w" + id, {s.n, s.kd}, 1) : b.constant("w" + id, {s.kd, s.n}, 1);
+    b.g.addOutput(b.op(OpKind::kGemm, {x, w, b.constant("c" + id, {s.n}, 2)}, "gemm" + id,
+                       s.transB ? attrs({{"transB", int64_t{1}}}) : Attrs{}));
+    b.group({"gemm" + id}, label++, "nvrtc.gemm_small");
+    gemms.push_back(static_cast<NodeId>(b.g.nodes().size() - 1));
+    b.g.mutableNodes().back().mir.math = s.math;
+  }
+  auto prog = cuda::lowerPlan(b.g, h200());
+  ASSERT_TRUE(prog.isOk()) << prog.status().message();
+  ASSERT_EQ(prog->kernels.size(), shapes.size());
+  int counts[5] = {};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const std::string& name = prog->kernels[i].name;
+    const std::string form = generatedGemmFormClass(b.g, b.g.node(gemms[i]));
+    const std::string want = name.find("32 rows of") != std::string::npos ? "gemm.narrow"
+                             : name.find("rows of") != std::string::npos  ? "gemm.rows"
+                             : name.find("row dots") != std::string::npos ? "gemm.skinny"
+                             : name.find("64x128 tiles") != std::string::npos ? "gemm.tiles"
+                                                                             : "";
+    EXPECT_EQ(form, want) << name << " N " << shapes[i].n << " K " << shapes[i].kd << " transB " << shapes[i].transB;
+    for (int f = 0; f < 5; ++f) counts[f] += want == std::vector<std::string>{"gemm.narrow", "gemm.rows", "gemm.skinny",
+                                                                              "gemm.tiles", ""}[static_cast<size_t>(f)];
+  }
+  for (int f = 0; f < 5; ++f) EXPECT_GT(counts[f], 0) << "form " << f << " never generated";
 }
 
 TEST(CudaDlrmCodegen, DumpWritesTheGeneratedModule) {

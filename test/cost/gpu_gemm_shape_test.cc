@@ -118,7 +118,7 @@ TEST(GpuGemmShape, GeneratedGemmIsPricedByItsOwnProbe) {
   HardwareProfile hw = pricingtest::h200();
   hw.provenance = "measured";
   // The plan runs the layer on nvrtc.gemm_small (its cagr.kernel decision).
-  Graph g = parsed(specFor("nvrtc.gemm_small", "gemm.medium").text(), "gemm_small");
+  Graph g = parsed(specFor("nvrtc.gemm_small", "gemm.tiles").text(), "gemm_small");
   KernelEstimate asLibrary = only(priced(hw, g, 4096));
   // Probed 3x slower than the library curve: priced so, by its own entry.
   hw.efficiencies.push_back(entry("nvrtc.gemm_small", "gemm.medium", 8e-6, {{1e6, 1e11}, {1e10, 3e12}}));
@@ -126,7 +126,7 @@ TEST(GpuGemmShape, GeneratedGemmIsPricedByItsOwnProbe) {
   EXPECT_EQ(own.kernel, "nvrtc.gemm_small");
   EXPECT_GT(own.computeS, 1.5 * asLibrary.computeS);
   // A class it was never probed on: its nearest probed entry, not the library's rates.
-  Graph big = parsed(specFor("nvrtc.gemm_small", "gemm.medium").text(), "gemm_small");
+  Graph big = parsed(specFor("nvrtc.gemm_small", "gemm.tiles").text(), "gemm_small");
   KernelEstimate large = only(priced(hw, big, 65536));
   EXPECT_GT(large.computeS, 0);
 }
@@ -154,6 +154,41 @@ TEST(GpuGemmShape, UnassignedGemmIsPricedAsTheCublasLtCallTheBackendMakes) {
   KernelEstimate generated = only(priced(hw, g, 4096));
   EXPECT_EQ(generated.kernel, "nvrtc.gemm_small");  // the plan's choice, priced as itself
   EXPECT_LT(generated.seconds, library.seconds);
+}
+
+// nvrtc.gemm_small is priced by the entry of the form the backend generates
+// for the shape (generatedGemmFormClass) where the profile has one: the
+// 64 x 128 FFMA tiles measured ~100 us a call where the narrow kernel's
+// probe of the same FLOP class took 12.
+TEST(GpuGemmShape, GeneratedGemmIsPricedByItsFormsEntry) {
+  HardwareProfile hw = pricingtest::h200();
+  hw.provenance = "measured";
+  auto small = kernelByName("nvrtc.gemm_small");
+  ASSERT_TRUE(small.isOk());
+  auto onSmall = [&](Graph g) {
+    for (Node& n : g.mutableNodes()) {
+      if (n.op == OpKind::kGemm) n.mir.kernel = *small;
+    }
+    return g;
+  };
+  Graph cross = onSmall(gemmGraph(429, 429)), narrow = onSmall(gemmGraph(256, 64));
+  const std::string crossCls = only(priced(hw, cross, 256)).shapeClass;
+  const std::string narrowCls = only(priced(hw, narrow, 4096)).shapeClass;
+  for (const std::string& cls : {crossCls, narrowCls}) {
+    hw.efficiencies.push_back(entry("nvrtc.gemm_small", cls, 7e-6, {{1e6, 1e12}, {1e8, 2e13}, {1e10, 3e13}}));
+  }
+  KernelEstimate byClass = only(priced(hw, cross, 256));
+  EXPECT_EQ(byClass.shapeClass, crossCls);
+  EXPECT_LT(byClass.seconds, 30e-6);
+  hw.efficiencies.push_back(entry("nvrtc.gemm_small", "gemm.tiles", 100e-6, {{1e8, 1.5e12}, {1e10, 1.5e13}}));
+  hw.efficiencies.push_back(entry("nvrtc.gemm_small", "gemm.narrow", 7e-6, {{1e7, 1e12}, {1e9, 2e12}}));
+  KernelEstimate byForm = only(priced(hw, cross, 256));
+  EXPECT_EQ(byForm.shapeClass, "gemm.tiles");
+  EXPECT_GT(byForm.computeS, 3 * byClass.computeS);
+  EXPECT_EQ(only(priced(hw, narrow, 4096)).shapeClass, "gemm.narrow");
+  // Without a plan's choice of the generated kernel the forms play no part.
+  Graph library = gemmGraph(429, 429);
+  EXPECT_NE(only(priced(hw, library, 256)).kernel, "nvrtc.gemm_small");
 }
 
 }  // namespace
