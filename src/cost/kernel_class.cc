@@ -3,6 +3,7 @@
 #include "cost/kernel_class.h"
 
 #include "ir/shape_util.h"
+#include "lower/generated_gemm.h"
 
 #include <algorithm>
 #include <cmath>
@@ -374,12 +375,10 @@ std::string generatedGemmFormClass(const Graph& g, const Node& n) {
   const bool batched = !gemm && od.size() > 2;
   const bool rowMajorA = gemm ? !transA : ad.size() == 2;
   const bool bKByN = bd.size() == 2 && (!transB || g.isConstant(n.inputs[1]));
-  if (n.mir.math == Precision::kF32 && !batched && (N == 16 || N == 32 || N == 64) && K % 4 == 0 && K <= 256 &&
-      rowMajorA && bKByN) {
+  if (n.mir.math == Precision::kF32 && !batched && gemm_forms::narrowShape(N, K) && rowMajorA && bKByN) {
     return "gemm.narrow";
   }
-  const int64_t perRow = N % 128 == 0 ? 128 : N % 64 == 0 ? 64 : 32;
-  if (!batched && K <= 16 && N % 32 == 0 && N >= 32 && N <= 512 && K * (N / perRow) <= 64) return "gemm.rows";
+  if (!batched && gemm_forms::rowShape(N, K)) return "gemm.rows";
   // The tiles' probe (512 -> 256) runs the 64 x 128 tile of 8 x 4 sums a
   // thread (tileShape in codegen_gemm.cc: N >= 128, K > 64); narrower or
   // shallower tiles do a fraction of its work per thread, so they keep the

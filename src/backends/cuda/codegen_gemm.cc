@@ -16,6 +16,7 @@
 
 #include "backends/cuda/codegen_kernel.h"
 #include "ir/dims.h"
+#include "lower/generated_gemm.h"
 
 namespace cagr::cuda::gen {
 namespace {
@@ -151,13 +152,11 @@ __device__ __forceinline__ void cagr_gemm_rowk(long long M, LA la, LB lb, EPI ep
 )CUDA";
 
 // Static K <= 16 and N = 32 q <= 512 with at most 64 weights a thread
-// (K * N / TC, CagrRowkShape), no batch: cagr_gemm_rowk. CAGR_GEMM_ROWK=0
+// (gemm_forms::rowShape; CagrRowkShape in the kernel), no batch: cagr_gemm_rowk. CAGR_GEMM_ROWK=0
 // keeps the tiles. Measured on the H200 (DLRM's 4096x512x13 + bias + ReLU,
 // per kernel with CUDA events) in the previous form (B staged in shared
 // memory, one warp per row, 16 shared loads per k): 14-15 us against the
 // 32x128 FFMA tiles' 18 and cuBLASLt's 16-19.
-int rowkThreadsPerRow(Dim n) { return n % 128 == 0 ? 128 : n % 64 == 0 ? 64 : 32; }
-
 // Blocks of cagr_gemm_rowk per SM in its grid: 2 (CAGR_GEMM_ROWK_BLOCKS = 1
 // .. 8 for measurements; rows past the grid loop in it).
 int rowkBlocksPerSm() {
@@ -167,7 +166,7 @@ int rowkBlocksPerSm() {
 
 bool rowKernel(const std::vector<Dim>& batch, Dim n, Dim kd) {
   if (!batch.empty() || isSymbolic(n) || isSymbolic(kd) || envValue("CAGR_GEMM_ROWK") == "0") return false;
-  return kd <= 16 && n % 32 == 0 && n >= 32 && n <= 512 && kd * (n / rowkThreadsPerRow(n)) <= 64;
+  return gemm_forms::rowShape(n, kd);
 }
 
 // Tile shape of the generated GEMM for static N / K (symbolic: large).
@@ -358,7 +357,7 @@ std::optional<std::string> narrowB(KernelBuilder& k, const Node& n, const GemmDe
       isSymbolic(d.kd) || envValue("CAGR_GEMM_NARROW") == "0") {
     return std::nullopt;
   }
-  if ((d.n != 16 && d.n != 32 && d.n != 64) || d.kd % 4 != 0 || d.kd > 256) return std::nullopt;
+  if (!gemm_forms::narrowShape(d.n, d.kd)) return std::nullopt;
   const bool rowMajorA = n.op == OpKind::kGemm ? n.attrs.getInt("transA", 0) == 0
                                                : n.op == OpKind::kMatMul && g.type(d.a).rank() == 2;
   return rowMajorA ? kByNB(k, d) : std::nullopt;
@@ -445,7 +444,8 @@ StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src
     guard = "CAGR_GEMM_NARROW";
   } else if (rowk) {
     rule.threads = 256;
-    rule.perBlock = rule.threads / rowkThreadsPerRow(d.n);  // rows in flight; each block loads its weights once
+    // Rows in flight per block; each block loads its weights once.
+    rule.perBlock = rule.threads / gemm_forms::rowThreadsPerRow(d.n);
     rule.minBlocksPerSm = 2;
     rule.maxBlocks = std::max(rowkBlocksPerSm() * int64_t{r.sms}, int64_t{1});
     k.body += "  cagr_gemm_rowk<" + std::to_string(d.kd) + ", " + std::to_string(d.n) + ", " +
