@@ -384,9 +384,14 @@ KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& memb
   // between them are written and read back.
   const std::vector<NodeId> apart = outsideLibraryEpilogue(c, members, anchor, chosen);
   double apartComputeS = 0, apartMemoryS = 0;
+  // The second layer of a GEMM chain (groups.cc checkGemmChain) runs in the
+  // generated GEMM too, priced by that kernel's entry for its own form.
+  const bool generatedGemm = chosen != 0 && kernelInfo(chosen).priceAs[0] == '\0' &&
+                             kernelInfo(chosen).pattern == Pattern::kGemm;
   for (NodeId m : members) {
     bool lib = false;
-    KernelEstimate e = memberTime(c, m, m == anchor ? chosen : 0, kernel, pattern, &lib);
+    const bool runsChosen = m == anchor || (generatedGemm && ops::in(ops::kGemmLike, c.g.node(m).op));
+    KernelEstimate e = memberTime(c, m, runsChosen ? chosen : 0, kernel, pattern, &lib);
     if (std::find(apart.begin(), apart.end(), m) != apart.end()) {
       apartComputeS += e.computeS;
       apartMemoryS += e.memoryS;

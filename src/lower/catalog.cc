@@ -47,7 +47,9 @@ std::vector<KernelInfo> buildCatalog() {
       {"cublas.sgemm", B::kCuda, P::kGemm, "cublas.sgemm", ops::kViews, kTensorCore, "cuBLAS GEMM, no epilogue"},
       {"cublaslt.matmul", B::kCuda, P::kGemm, "cublaslt.matmul", biasAct, kTensorCore,
        "cuBLASLt matmul with bias / ReLU / GELU epilogue"},
-      {"nvrtc.gemm_small", B::kCuda, P::kGemm, "", any, kF32, "generated small-GEMM kernel, any eltwise epilogue"},
+      // Its "epilogue" may hold a second Gemm: a narrow two-layer chain (groups.cc checkGemmChain).
+      {"nvrtc.gemm_small", B::kCuda, P::kGemm, "", any | ops::bit(OpKind::kGemm), kF32,
+       "generated small-GEMM kernel, any eltwise epilogue, or two narrow layers as one kernel"},
       {"nvrtc.eltwise", B::kCuda, P::kEltwise, "own.eltwise", 0, kHalf, "generated elementwise chain"},
       {"nvrtc.reduce", B::kCuda, P::kReduce, "own.reduce", 0, kHalf, "generated prologue + reduction"},
       {"nvrtc.embedding", B::kCuda, P::kGather, "own.gather", any | ops::bit(OpKind::kConcat), kHalf,

@@ -6,6 +6,7 @@
 #include "cagr/mir.h"
 #include "ir/dims.h"
 #include "ir/graph_queries.h"
+#include "lower/generated_gemm.h"
 #include "lower/op_sets.h"
 
 namespace cagr {
@@ -122,6 +123,56 @@ Status checkCinPooling(const Graph& g, const std::vector<NodeId>& members, NodeI
   return Status::ok();
 }
 
+// A GEMM chain (two MLP layers as one kernel: the CUDA backend's generated
+// GEMM keeps the first layer's row tile on chip and multiplies it by the
+// second's weights): Gemm `a` first, without transA, f32 math, a narrow
+// output (gemm_forms::narrowShape: N of 16 / 32 / 64, K <= 256), then
+// elementwise members of a's output shape (its bias / activation) that make
+// Gemm `b`'s A and nothing else — no value before `b` is read after it or
+// leaves the group — then b (weights a 2-D constant, at most 64 static
+// columns, f32 math) and b's elementwise tail.
+Status checkGemmChain(const Graph& g, const std::vector<NodeId>& members, NodeId a, NodeId b) {
+  const Node& na = g.node(a);
+  const Node& nb = g.node(b);
+  const std::string at = where(g, b) + " after " + where(g, a);
+  for (const Node* n : {&na, &nb}) {
+    if (n->attrs.getInt("transA", 0) != 0 || n->inputs.size() < 2 || !g.isConstant(n->inputs[1]) ||
+        g.type(n->inputs[1]).rank() != 2 || g.type(n->inputs[0]).rank() != 2) {
+      return invalidArgument(at + ": a GEMM chain takes 2-D layers with constant weights");
+    }
+    if (n->mir.math != Precision::kF32) return invalidArgument(at + ": a GEMM chain runs f32 math only");
+  }
+  const auto& y = g.type(na.outputs[0]).dims;
+  const auto& x = g.type(na.inputs[0]).dims;
+  const Dim n2 = g.type(nb.outputs[0]).dims.back();
+  if (isSymbolic(y[1]) || isSymbolic(x[1]) || !gemm_forms::narrowShape(y[1], x[1])) {
+    return invalidArgument(at + ": the first layer of a GEMM chain must be narrow (N 16 / 32 / 64, K <= 256)");
+  }
+  if (isSymbolic(n2) || n2 > 64) return invalidArgument(at + ": a GEMM chain ends in at most 64 columns");
+  auto member = [&](NodeId m) { return m >= 0 && std::binary_search(members.begin(), members.end(), m); };
+  const ValueId bIn = nb.inputs[0];
+  if (!member(g.value(bIn).producer) || g.type(bIn).dims != y) {
+    return invalidArgument(at + ": the second layer must read the first's rows, made in the group");
+  }
+  if (nb.inputs.size() > 2 && nb.inputs[2] != kNoValue && member(g.value(nb.inputs[2]).producer)) {
+    return invalidArgument(at + ": the second layer's C is made in the group");
+  }
+  const ValueUses uses = valueUses(g);
+  for (NodeId m : members) {
+    if (m >= b) continue;  // b and its tail
+    const Node& n = g.node(m);
+    if (m != a && g.type(n.outputs[0]).dims != y) {
+      return invalidArgument(at + ": " + where(g, m) + " is not shaped like the first layer's output");
+    }
+    for (ValueId v : n.outputs) {
+      bool inside = !uses.isOutput[static_cast<size_t>(v)];
+      for (NodeId c : uses.consumers[static_cast<size_t>(v)]) inside = inside && member(c) && c <= b;
+      if (!inside) return invalidArgument(at + ": the value of " + where(g, m) + " leaves the chain");
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 StatusOr<GroupShape> classifyGroup(const Graph& g, const std::vector<NodeId>& members) {
@@ -167,6 +218,13 @@ StatusOr<GroupShape> classifyGroup(const Graph& g, const std::vector<NodeId>& me
     }
     CAGR_RETURN_IF_ERROR(checkCinPooling(g, members, anchors[0], anchors[1]));
     return GroupShape{Pattern::kCin, anchors[0]};
+  }
+  if (anchors.size() == 2 && g.node(anchors[0]).op == OpKind::kGemm && g.node(anchors[1]).op == OpKind::kGemm) {
+    if (anchors[0] != members.front()) {
+      return invalidArgument(where(g, anchors[0]) + " must come first: only epilogues fuse into it");
+    }
+    CAGR_RETURN_IF_ERROR(checkGemmChain(g, members, anchors[0], anchors[1]));
+    return GroupShape{Pattern::kGemm, anchors[0]};
   }
   if (anchors.size() > 1) {
     return invalidArgument("two anchors " + where(g, anchors[0]) + " and " + where(g, anchors[1]) +

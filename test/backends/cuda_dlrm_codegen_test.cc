@@ -28,6 +28,7 @@
 #include "cagr/policy.h"
 #include "cagr/text.h"
 #include "cpu_test_util.h"
+#include "gemm_chain_util.h"
 #include "hw/cuda_probes.h"
 #include "ir/graph_queries.h"
 #include "support/scoped_env.h"
@@ -247,7 +248,7 @@ TEST(CudaDlrmCodegen, NarrowKernelLaunchesHoldAllOfBAndTheRowTile) {
   // Every narrow shape (N 16 / 32 / 64; K from a quad to 256, whole and cut
   // chunks; the weight as stored [N, K]) in one module: 512 threads, a block
   // per 32 rows up to two per SM, and dynamic shared memory for A's 32-row
-  // tile (or the four parts' exchange, when larger: N = 64, K = 16) plus all
+  // tile (or the four parts' sums, when larger: N = 64, K <= 252) plus all
   // of B — what CagrNarrowShape lays out in the kernel.
   Builder b;
   std::vector<std::pair<int64_t, int64_t>> shapes;
@@ -270,7 +271,7 @@ TEST(CudaDlrmCodegen, NarrowKernelLaunchesHoldAllOfBAndTheRowTile) {
     const auto [n, kd] = shapes[i];
     const cuda::GeneratedKernel& k = prog->kernels[i];
     EXPECT_EQ(k.name, "nvrtc.gemm_small[gemm, 32 rows of " + std::to_string(n) + "]+relu");
-    const int64_t exchange = 3 * (n / 16) * 4 * 128, want = 4 * (std::max(32 * (kd + 4), exchange) + kd * n);
+    const int64_t sums = 4 * 32 * n, want = 4 * (std::max(32 * (kd + 4), sums) + kd * n);
     for (int64_t rows : {1, 77, 4096, 65536}) {
       cuda::Launch l = k.launch(extentsAt(b.g, k, rows));
       EXPECT_EQ(l.sharedBytes, static_cast<unsigned>(want)) << k.name << " K = " << kd;
@@ -280,6 +281,55 @@ TEST(CudaDlrmCodegen, NarrowKernelLaunchesHoldAllOfBAndTheRowTile) {
     }
   }
   compileAndCheck(b.g, prog->moduleSource, prog->kernels, "narrow shapes");
+}
+
+// Chain shapes for the codegen and GPU tests: DLRM's 256 -> 64 -> 16, a K
+// off 16 with the weights as [K, N] into one column through a sigmoid, 16
+// -> 64 wide.
+std::vector<rectest::ChainShape> chainShapes() {
+  return {{256, 64, 16, true, OpKind::kRelu}, {100, 32, 1, false, OpKind::kSigmoid}, {16, 16, 64, true, OpKind::kRelu}};
+}
+
+TEST(CudaDlrmCodegen, GemmChainKeepsTheFirstLayersRowsOnChip) {
+  // Two layers in one group lower to one narrow kernel whose shared memory
+  // adds the second layer's weights and the first layer's 32 rows; DLRM's
+  // greedy plan on the probed H200 profile runs 256 -> 64 -> 16 so.
+  for (const rectest::ChainShape& s : chainShapes()) {
+    Graph g = rectest::gemmChain(s, "nvrtc.gemm_small", true);
+    auto prog = cuda::lowerPlan(g, h200());
+    ASSERT_TRUE(prog.isOk()) << prog.status().message();
+    ASSERT_EQ(prog->kernels.size(), 1u);
+    const cuda::GeneratedKernel& k = prog->kernels[0];
+    const std::string last = s.last == OpKind::kRelu ? "relu" : "sigmoid";
+    EXPECT_EQ(k.name, "nvrtc.gemm_small[gemm+relu+gemm, 32 rows of " + std::to_string(s.n1) + " then " +
+                          std::to_string(s.n2) + "]+" + last);
+    const int64_t sums = 4 * 32 * s.n1;
+    const int64_t want = 4 * (std::max(32 * (s.k + 4), sums) + s.k * s.n1 + s.n1 * s.n2 + 32 * (s.n1 + 4));
+    cuda::Launch l = k.launch(extentsAt(g, k, 4096));
+    EXPECT_EQ(l.sharedBytes, static_cast<unsigned>(want)) << k.name;
+    EXPECT_EQ(l.block[0], 512u);
+    EXPECT_EQ(l.grid[0], 128u);
+    compileAndCheck(g, prog->moduleSource, prog->kernels, k.name);
+  }
+  const Target probed = rwtest::target(rwtest::repoPath("bench/results/hw/h200-probed.json"));
+  auto p = makePolicy("greedy");
+  EnvConfig cfg;
+  cfg.batch = 4096;
+  cfg.disabled = {ActionKind::kSetPrecision};
+  auto r = optimize(rwtest::zoo("dlrm_criteo"), probed, **p, cfg);
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  auto prog = cuda::lowerPlan(r->plan, probed);
+  ASSERT_TRUE(prog.isOk()) << prog.status().message();
+  int chains = 0;
+  for (const auto& k : prog->kernels) chains += k.name.find("32 rows of 64 then 16]+relu") != std::string::npos;
+  EXPECT_EQ(chains, 1);
+  compileAndCheck(r->plan, prog->moduleSource, prog->kernels, "dlrm greedy on the probed profile");
+  // Before sm_80 (no cp.async narrow kernel) the chain runs as its two layers.
+  auto sm75 = cuda::lowerPlan(r->plan, probed, 75);
+  ASSERT_TRUE(sm75.isOk()) << sm75.status().message();
+  EXPECT_EQ(sm75->kernels.size(), prog->kernels.size() + 1);
+  for (const auto& k : sm75->kernels) EXPECT_EQ(k.name.find("then"), std::string::npos) << k.name;
+  compileAndCheck(r->plan, sm75->moduleSource, sm75->kernels, "dlrm greedy on sm_75", "sm_75");
 }
 
 TEST(CudaDlrmCodegen, RowKernelHoldsItsWeightsInRegisters) {
@@ -490,6 +540,16 @@ TEST(CudaDlrmGpu, GemmSmallAndInteractionMatchTheReference) {
   for (auto [n, kd] : std::vector<std::pair<int64_t, int64_t>>{{32, 1}, {96, 7}, {512, 13}, {512, 16}})
     graphs.emplace_back(std::to_string(n) + "x" + std::to_string(kd) + " transB (rows)", gemmGraph(n, kd, true));
   for (const auto& [what, g] : graphs) matchesReference(**backend, g, what, 1e-5, 1e-4);
+}
+
+TEST(CudaDlrmGpu, GemmChainMatchesTheReference) {
+  auto backend = makeBackend("cuda");
+  ASSERT_TRUE(backend.isOk()) << backend.status().message();
+  if (!(*backend)->capabilities().available) GTEST_SKIP() << (*backend)->capabilities().note;
+  for (const rectest::ChainShape& s : chainShapes()) {
+    const std::string what = std::to_string(s.k) + " -> " + std::to_string(s.n1) + " -> " + std::to_string(s.n2);
+    matchesReference(**backend, rectest::gemmChain(s, "nvrtc.gemm_small", true), what, 1e-5, 1e-4);
+  }
 }
 
 // The 3xTF32 tile against the reference: Gemm with the weight as [K, N] and

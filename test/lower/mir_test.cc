@@ -67,9 +67,11 @@ TEST(MirGroups, ClassifiesGemmEpiloguesAndRefusesTwoAnchors) {
   ASSERT_TRUE(gemm.isOk()) << gemm.status().message();
   EXPECT_EQ(gemm->pattern, Pattern::kGemm);
   EXPECT_EQ(gemm->anchor, 0);
+  // Two GEMMs are one kernel only as a narrow chain (fuse_gemm_chain_test.cc):
+  // fc1's 12 columns are not a narrow kernel's 16 / 32 / 64.
   auto two = classifyGroup(g, {0, 1, 2});
   ASSERT_FALSE(two.isOk());
-  EXPECT_NE(two.status().message().find("two anchors"), std::string::npos);
+  EXPECT_NE(two.status().message().find("must be narrow"), std::string::npos) << two.status().message();
   auto gap = classifyGroup(g, {0, 2});
   ASSERT_FALSE(gap.isOk());
   EXPECT_NE(gap.status().message().find("not connected"), std::string::npos);

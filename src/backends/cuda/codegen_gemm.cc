@@ -17,6 +17,7 @@
 #include "backends/cuda/codegen_kernel.h"
 #include "ir/dims.h"
 #include "lower/generated_gemm.h"
+#include "lower/op_sets.h"
 
 namespace cagr::cuda::gen {
 namespace {
@@ -363,12 +364,84 @@ std::optional<std::string> narrowB(KernelBuilder& k, const Node& n, const GemmDe
   return rowMajorA ? kByNB(k, d) : std::nullopt;
 }
 
+// The narrow kernel's parts (threads summing one slice of K): 4, or 8 with
+// CAGR_GEMM_NARROW_PARTS=8.
+int narrowParts() { return envValue("CAGR_GEMM_NARROW_PARTS") == "8" ? 8 : 4; }
+
+// The narrow kernel's launch: whole 32-row tiles, 512 threads, at most two
+// blocks per SM (each copies all of B); `extraFloats` of shared memory
+// beyond CagrNarrowShape<N, K>'s own.
+LaunchRule narrowRule(const CodegenRequest& r, const GemmDesc& d, int64_t extraFloats) {
+  LaunchRule rule;
+  rule.work = {d.m};
+  rule.roundTo = {32};
+  rule.perBlock = 32;  // rows
+  rule.threads = 512;
+  rule.maxBlocks = std::max(2 * int64_t{r.sms}, int64_t{1});  // B is copied once per block
+  const int64_t sums = narrowParts() * 32 * d.n;             // CagrNarrowShape<N, K, N2, H>
+  rule.sharedBytes = static_cast<unsigned>((std::max(32 * (d.kd + 4), sums) + d.kd * d.n + extraFloats) * 4);
+  return rule;
+}
+
+// The second GEMM of a chain group (groups.cc checkGemmChain), or -1.
+NodeId chainSecond(const CodegenRequest& r, NodeId a) {
+  for (NodeId m : r.members) {
+    if (m != a && ops::in(ops::kGemmLike, r.g.node(m).op)) return m;
+  }
+  return -1;
+}
+
+// A GEMM chain as one narrow kernel (cagr_gemm_narrow_core with N2 > 0):
+// the first layer's value through the members up to the second layer's A
+// (`act`), the second layer with its own tail as the epilogue.
+StatusOr<GeneratedKernel> generateGemmChain(const CodegenRequest& r, std::string& src, NodeId a, NodeId b) {
+  const Graph& g = r.g;
+  KernelBuilder k(r, "gemm", src);
+  CAGR_ASSIGN_OR_RETURN(GemmDesc d1, describeGemm(k, a));
+  CAGR_ASSIGN_OR_RETURN(GemmDesc d2, describeGemm(k, b));
+  const std::optional<std::string> b1 = narrowB(k, g.node(a), d1);
+  if (!b1) return unsupportedAt(g, a, "a GEMM chain's first layer runs only on the narrow kernel (f32, sm_80+)");
+  const std::optional<std::string> b2 = kByNB(k, d2);
+  if (!b2 || isSymbolic(d2.n) || d2.n > 64 || d2.kd != d1.n || g.node(b).mir.math != Precision::kF32) {
+    return unsupportedAt(g, b, "cannot follow the narrow kernel's rows as a chain's second layer");
+  }
+  auto value = [&](const GemmDesc& d) {
+    const std::string extra = d.extra.empty() ? "" : " + " + d.extra;
+    return "    const float v = " + literal(d.alpha, DType::kF32) + " * acc" + extra + ";\n";
+  };
+  std::string act = "  auto act = [&](long long bi, long long m, long long n, float acc) -> float {\n" +
+                    std::string("    const long long l = m * ") + k.dim(d1.n) + " + n;\n    (void)l;\n" + value(d1);
+  ValueEmitter e(k, act, "    ");
+  e.bind(g.node(a).outputs[0], "l", "v");
+  CAGR_ASSIGN_OR_RETURN(std::string x, e.at(g.node(b).inputs[0], "l"));
+  act += "    return " + x + ";\n  };\n";
+  std::string mid;
+  for (NodeId m : r.members) {
+    if (m > a && m < b && !ops::in(ops::kViews, g.node(m).op)) mid += std::string("+") + opInfo(g.node(m).op).mnemonic;
+  }
+  CAGR_ASSIGN_OR_RETURN(TailChain tail, TailChain::plan(k, b));
+  std::string epi = "    const long long l = m * " + k.dim(d2.n) + " + n;\n" + value(d2);
+  CAGR_RETURN_IF_ERROR(tail.emit(k, "v", "l", epi, "    "));
+  k.body += act + "  auto epi = [&](long long bi, long long m, long long n, float acc) {\n" + epi + "  };\n";
+  auto i = [](int64_t v) { return std::to_string(v); };
+  k.body += "  cagr_gemm_narrow_core<" + i(d1.n) + ", " + i(d1.kd) + ", " + i(d2.n) + ", " + i(narrowParts()) + ">(" +
+            k.dim(d1.m) + ", " +
+            k.in(d1.a) + ", " + *b1 + ", " + *b2 + ", act, epi);\n";
+  CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
+  const LaunchRule rule = narrowRule(r, d1, d1.n * d2.n + 32 * (d1.n + 4));
+  return k.finish(src, rule,
+                  "nvrtc.gemm_small[gemm" + mid + "+gemm, 32 rows of " + i(d1.n) + " then " + i(d2.n) + "]" +
+                      tail.suffix(g),
+                  gemmNarrowSource(), "CAGR_GEMM_NARROW");
+}
+
 }  // namespace
 
 StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src) {
   const Graph& g = r.g;
   NodeId a = r.shape.anchor >= 0 ? r.shape.anchor : r.members.front();
   const Node& n = g.node(a);
+  if (NodeId b = chainSecond(r, a); b >= 0) return generateGemmChain(r, src, a, b);
   for (ValueId v : n.inputs) {
     if (v != kNoValue && (g.type(v).dtype != DType::kF32 || g.value(v).mir.storage != Precision::kF32)) {
       return unsupportedAt(g, a, "operand '" + g.value(v).name + "' is not stored as f32");
@@ -431,14 +504,9 @@ StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src
     prefix = std::string(tf32x3Helpers()) + gemmX3Source();
     guard = "CAGR_GEMM_X3";
   } else if (narrow) {
-    k.body += "  cagr_gemm_narrow<" + N.substr(0, N.size() - 2) + ", " + K.substr(0, K.size() - 2) + ">(" + M + ", " +
-              k.in(d.a) + ", " + *narrow + ", epi);\n";
-    rule.roundTo = {32};
-    rule.perBlock = 32;  // rows
-    rule.threads = 512;
-    rule.maxBlocks = std::max(2 * int64_t{r.sms}, int64_t{1});  // B is copied once per block
-    const int64_t tm = d.n / 16, red = 3 * tm * 4 * 128;  // CagrNarrowShape<N, K>
-    rule.sharedBytes = static_cast<unsigned>((std::max(32 * (d.kd + 4), red) + d.kd * d.n) * 4);
+    k.body += "  cagr_gemm_narrow<" + N.substr(0, N.size() - 2) + ", " + K.substr(0, K.size() - 2) + ", " +
+              std::to_string(narrowParts()) + ">(" + M + ", " + k.in(d.a) + ", " + *narrow + ", epi);\n";
+    rule = narrowRule(r, d, 0);
     shapeName = ", 32 rows of " + N.substr(0, N.size() - 2);
     prefix = gemmNarrowSource();
     guard = "CAGR_GEMM_NARROW";

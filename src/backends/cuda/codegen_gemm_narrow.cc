@@ -4,10 +4,12 @@
 // 512 threads holds all of B in shared memory (64 KB at 256 x 64, copied
 // once per block) and computes 32 whole rows of C at a time: the rows' 32 x
 // K slice of A arrives by cp.async in the same round trip as B (16 bytes at
-// a time, zeros past M), then each of four parts of 128 threads sums a
-// quarter of K — thread (ty, tx) of a part keeps rows ty * TM .. + TM - 1 by
-// columns 4 tx .. 4 tx + 3 in registers, 16 sums for every 8 shared-memory
-// loads of a k quad at N = 64 — and the parts' sums meet in shared memory.
+// a time, zeros past M), then each of H parts of 512 / H threads sums a
+// slice of K — thread (ty, tx) of a part keeps rows ty * TM .. + TM - 1 by
+// columns 4 tx .. 4 tx + 3 in registers (H = 4: 16 sums for every 8
+// shared-memory loads of a k quad at N = 64; H = 8: 32 for 12) — and the
+// parts' sums meet in shared memory, where all 512 threads add them and run
+// the epilogue. H is 4 (CAGR_GEMM_NARROW_PARTS=8: eight).
 // With 32 rows per block a 4096-row layer is 128 blocks, one per SM of an
 // H200. Measured there (ncu, DLRM's inputs) on the way to this form: K in
 // chunks of 32 through a 3-stage cp.async ring, one part of 128 threads:
@@ -16,6 +18,12 @@
 // 4.5-4.9; four parts 10.4 and 5.1-5.3 — about as long for one block as
 // for 128 (the probe's 4-row call), so the time was the chunks' round
 // trips, one block's chain, which staging all of K at once removes.
+// A GEMM chain (groups.cc checkGemmChain: DLRM's 256 -> 64 -> 16) runs as
+// this kernel with N2 > 0: the first layer's 32 x N rows, through its
+// activation (`act`), stay in shared memory, where every thread of the block
+// multiplies them by the second layer's [N][N2] weights (copied with W) and
+// stores through the second layer's epilogue — one launch, and the
+// intermediate rows never reach memory.
 #include "backends/cuda/codegen_kernel.h"
 
 namespace cagr::cuda::gen {
@@ -48,24 +56,35 @@ __device__ __forceinline__ void cagr_narrow_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
 }
-// Shared floats of cagr_gemm_narrow<N, K>: A's row tile (or the parts'
-// exchange, whichever is larger) and all of W.
-template <int N, int K>
+// Shared floats of cagr_gemm_narrow_core<N, K, N2, H>: A's row tile (or the
+// H parts' sums, whichever is larger), all of W, and for a chain (N2 > 0)
+// the second layer's weights W2 [N][N2] and the first layer's rows [BM][HP].
+template <int N, int K, int N2 = 0, int H = 4>
 struct CagrNarrowShape {
-  static constexpr int H = 4, TG = 128, T = H * TG, BM = 32, LN = N / 4, TM = BM * LN / TG, KP = K + 4;
-  static constexpr int RED = (H - 1) * TM * 4 * TG, AS = BM * KP > RED ? BM * KP : RED;
+  static constexpr int T = 512, TG = T / H, BM = 32, LN = N / 4, TM = BM * LN / TG, KP = K + 4, HP = N + 4;
+  static constexpr int RED = H * BM * N, AS = BM * KP > RED ? BM * KP : RED;
+  static constexpr int FLOATS = AS + K * N + (N2 > 0 ? N * N2 + BM * HP : 0);
 };
 // C(m, n) = sum_k A[m * K + k] * W[k * N + n]; epi(0, m, n, acc) stores.
-template <int N, int K, typename EPI>
-__device__ __forceinline__ void cagr_gemm_narrow(long long M, const float* __restrict__ A,
-                                                 const float* __restrict__ W, EPI epi) {
-  using S = CagrNarrowShape<N, K>;
-  constexpr int H = S::H, TG = S::TG, T = S::T, BM = S::BM, LN = S::LN, TM = S::TM, KP = S::KP, Q = K / 4;
-  static_assert(N % 16 == 0 && N <= 64 && K % 4 == 0 && TM * TG == BM * LN, "cagr_gemm_narrow: shape");
+// Chain (N2 > 0): act(0, m, n, acc) is the first layer's value as the second
+// reads it; D(m, c) = sum_n act(m, n) * W2[n * N2 + c], epi(0, m, c, D) stores.
+// H parts of 512 / H threads each sum a slice of K; their sums meet in
+// shared memory, where every thread adds four outputs' H partial sums (in
+// part order) and runs their epilogue.
+template <int N, int K, int N2, int H, typename EPI, typename ACT>
+__device__ __forceinline__ void cagr_gemm_narrow_core(long long M, const float* __restrict__ A,
+                                                      const float* __restrict__ W, const float* __restrict__ W2,
+                                                      ACT act, EPI epi) {
+  using S = CagrNarrowShape<N, K, N2, H>;
+  constexpr int TG = S::TG, T = S::T, BM = S::BM, LN = S::LN, TM = S::TM, KP = S::KP, Q = K / 4;
+  static_assert(N % 16 == 0 && N <= 64 && K % 4 == 0 && TM >= 1 && TM * TG == BM * LN, "cagr_gemm_narrow: shape");
+  static_assert(N2 >= 0 && N2 <= 64, "cagr_gemm_narrow: a chain's second layer has at most 64 columns");
   extern __shared__ __align__(16) float cagr_narrow_smem[];
-  float* As = cagr_narrow_smem;  // [BM][KP], then the parts' exchange
+  float* As = cagr_narrow_smem;  // [BM][KP], then the parts' sums [H][BM][N]
   float* Ws = cagr_narrow_smem + S::AS;  // [K][N]
-  // Part h (128 threads) sums k quads [h Q / H, (h + 1) Q / H).
+  float* W2s = Ws + K * N;  // chain: [N][N2]
+  float* Hs = W2s + N * N2;  // chain: [BM][HP]
+  // Part h (TG threads) sums k quads [h Q / H, (h + 1) Q / H).
   const int tid = threadIdx.x, h = tid / TG, tg = tid % TG, tx = tg % LN, ty = tg / LN;
   const int q0 = h * Q / H, q1 = (h + 1) * Q / H;
   const bool vecA = (reinterpret_cast<unsigned long long>(A) & 15ull) == 0;
@@ -74,6 +93,9 @@ __device__ __forceinline__ void cagr_gemm_narrow(long long M, const float* __res
     for (int e = tid; e < K * LN; e += T) cagr_narrow_cp<16>(Ws + 4 * e, W + 4 * e, true);
   } else {
     for (int e = tid; e < K * N; e += T) cagr_narrow_cp<4>(Ws + e, W + e, true);
+  }
+  if constexpr (N2 > 0) {
+    for (int e = tid; e < N * N2; e += T) cagr_narrow_cp<4>(W2s + e, W2 + e, true);
   }
   for (long long m0 = (long long)blockIdx.x * BM; m0 < M; m0 += (long long)gridDim.x * BM) {
     if (vecA) {
@@ -114,28 +136,49 @@ __device__ __forceinline__ void cagr_gemm_narrow(long long M, const float* __res
         }
       }
     }
-    __syncthreads();  // every part is done with A's tile: parts 1.. leave their sums there
-    if (h > 0) {
+    __syncthreads();  // every part is done with A's tile: the parts' sums go there
 #pragma unroll
-      for (int e = 0; e < TM * 4; ++e) As[((h - 1) * TM * 4 + e) * TG + tg] = acc[e / 4][e % 4];
+    for (int i = 0; i < TM; ++i) {
+      *reinterpret_cast<float4*>(As + (h * BM + ty * TM + i) * N + 4 * tx) =
+          make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
     }
     __syncthreads();
-    if (h == 0) {
+    for (int o = 4 * tid; o < BM * N; o += 4 * T) {
+      float4 s = *reinterpret_cast<const float4*>(As + o);
 #pragma unroll
-      for (int p = 0; p < H - 1; ++p)
+      for (int p = 1; p < H; ++p) {
+        const float4 x = *reinterpret_cast<const float4*>(As + p * BM * N + o);
+        s.x += x.x, s.y += x.y, s.z += x.z, s.w += x.w;
+      }
+      const float v[4] = {s.x, s.y, s.z, s.w};
+      const int i = o / N, n = o - i * N;
+      const long long m = m0 + i;
+      if constexpr (N2 > 0) {  // rows past M: zeros, never stored
 #pragma unroll
-        for (int e = 0; e < TM * 4; ++e) acc[e / 4][e % 4] += As[(p * TM * 4 + e) * TG + tg];
+        for (int j = 0; j < 4; ++j) Hs[i * S::HP + n + j] = m < M ? act(0ll, m, (long long)(n + j), v[j]) : 0.f;
+      } else if (m < M) {
 #pragma unroll
-      for (int i = 0; i < TM; ++i) {
-        const long long m = m0 + ty * TM + i;
-        if (m < M) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) epi(0ll, m, (long long)(4 * tx + j), acc[i][j]);
-        }
+        for (int j = 0; j < 4; ++j) epi(0ll, m, (long long)(n + j), v[j]);
       }
     }
-    __syncthreads();  // the next row tile's copies overwrite the exchange
+    __syncthreads();  // the next row tile's copies overwrite the sums; a chain's rows are complete
+    if constexpr (N2 > 0) {
+      for (int o = tid; o < BM * N2; o += T) {
+        const int i = o / N2, c = o - i * N2;
+        const float* hr = Hs + i * S::HP;
+        float d = 0.f;
+#pragma unroll 16
+        for (int n = 0; n < N; ++n) d = fmaf(hr[n], W2s[n * N2 + c], d);
+        if (m0 + i < M) epi(0ll, m0 + i, (long long)c, d);
+      }
+      __syncthreads();  // the next tile's first layer rewrites the rows
+    }
   }
+}
+template <int N, int K, int H, typename EPI>
+__device__ __forceinline__ void cagr_gemm_narrow(long long M, const float* __restrict__ A,
+                                                 const float* __restrict__ W, EPI epi) {
+  cagr_gemm_narrow_core<N, K, 0, H>(M, A, W, nullptr, [](long long, long long, long long, float v) { return v; }, epi);
 }
 )CUDA";
 }

@@ -11,6 +11,7 @@
 #include "backends/cuda/cuda_program.h"
 #include "backends/plan_memory.h"
 #include "ir/graph_queries.h"
+#include "lower/op_sets.h"
 
 namespace cagr::cuda {
 namespace {
@@ -77,7 +78,19 @@ class Lowering {
         note = " (plan asked " + std::string(kernelInfo(k).name) + ": " + lib.status().message() + ")";
       }
     }
-    return addGenerated(members, shape, k, groupOutputs(g_, uses_, members), note);
+    Status st = addGenerated(members, shape, k, groupOutputs(g_, uses_, members), note);
+    if (st.code() == ErrorCode::kUnsupported && shape.pattern == Pattern::kGemm) {
+      // A GEMM chain the generator cannot run as one kernel (the narrow
+      // kernel needs sm_80+): each layer with its epilogue as a kernel of its
+      // own, the first layer's rows written between them.
+      auto second = std::find_if(members.begin() + 1, members.end(),
+                                 [&](NodeId m) { return ops::in(ops::kGemmLike, g_.node(m).op); });
+      if (second != members.end()) {
+        CAGR_RETURN_IF_ERROR(addGroup(std::vector<NodeId>(members.begin(), second)));
+        return addGroup(std::vector<NodeId>(second, members.end()));
+      }
+    }
+    return st;
   }
 
   void finish() {

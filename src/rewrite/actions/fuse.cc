@@ -65,20 +65,54 @@ std::string kernelConflict(const Ctx& c, const std::vector<NodeId>& merged, cons
 // walk on most producer/consumer pairs when no reason is wanted.
 bool anchorsRuleOut(const Graph& g, const std::vector<NodeId>& merged) {
   NodeId anchor = -1;
+  int more = 0;
   for (NodeId m : merged) {
     if (ops::in(ops::kEltwise | ops::kViews, g.node(m).op)) continue;
     if (anchor < 0) {
       anchor = m;
       continue;
     }
-    // A second anchor: only a CIN's pooled tail (its ReduceSum), ending the group.
-    if (g.node(anchor).op != OpKind::kCIN || m != merged.back()) return true;
+    // A second anchor: only a CIN's pooled tail (its ReduceSum), ending the
+    // group, or the second layer of a GEMM chain (groups.cc checkGemmChain).
+    const bool pooled = g.node(anchor).op == OpKind::kCIN && m == merged.back();
+    const bool chained = g.node(anchor).op == OpKind::kGemm && g.node(m).op == OpKind::kGemm;
+    if (++more > 1 || !(pooled || chained)) return true;
   }
   if (anchor < 0) return false;
   OpKind k = g.node(anchor).op;
   if (ops::in(ops::kGemmLike | ops::kLookups, k) || k == OpKind::kCIN) return anchor != merged.front();
   if (ops::in(ops::kReductions, k)) return anchor != merged.back();
   return true;
+}
+
+// A fused GEMM group that no library kernel runs whole (its epilogue has
+// a member the library's does not take: a sigmoid after the last layer)
+// would run as the library GEMM plus a generated kernel for the rest. It
+// goes to the backend's generated GEMM instead where the profile measured
+// that kernel (the CUDA backend's probes): one kernel, as fusing means. On
+// a profile without such entries the group keeps the default placement.
+KernelId wholeGroupGemm(const std::vector<NodeId>& members, const GroupShape& shape, const std::vector<KernelId>& ok,
+                        const Target& t) {
+  if (shape.pattern != Pattern::kGemm || members.size() < 2) return 0;
+  KernelId generated = 0;
+  for (KernelId k : ok) {
+    const KernelInfo& info = kernelInfo(k);
+    if (info.priceAs[0] != '\0') return 0;  // a library kernel runs the whole group
+    if (generated == 0 && info.pattern == Pattern::kGemm) generated = k;
+  }
+  if (generated == 0) return 0;
+  for (const KernelEfficiency& e : t.hw.efficiencies) {
+    if (e.kernel == kernelInfo(generated).name) return generated;
+  }
+  return 0;
+}
+
+// Two GEMMs in one group: a chain (groups.cc checkGemmChain), which only the
+// generated GEMM runs, so it is offered where a member already names that
+// kernel or the profile measured it (wholeGroupGemm), never left to the
+// default placement (a library call per layer).
+bool isGemmChain(const Graph& g, const std::vector<NodeId>& members) {
+  return std::count_if(members.begin(), members.end(), [&](NodeId m) { return g.node(m).op == OpKind::kGemm; }) > 1;
 }
 
 // The reason fuse(a, b) through `views` is illegal, or "" (without `explain`
@@ -103,7 +137,13 @@ std::string whyNot(const Ctx& c, NodeId a, const std::vector<NodeId>& views, Nod
   std::string why;
   auto kernels = kernelsFor(c.g, merged, *shape, c.t, &why);
   if (kernels.empty()) return why;
-  return kernelConflict(c, merged, kernels);
+  if (std::string conflict = kernelConflict(c, merged, kernels); !conflict.empty()) return conflict;
+  if (isGemmChain(c.g, merged) &&
+      std::none_of(merged.begin(), merged.end(), [&](NodeId m) { return c.g.node(m).mir.kernel != 0; }) &&
+      wholeGroupGemm(merged, *shape, kernels, c.t) == 0) {
+    return "two layers as one kernel need a generated GEMM the profile of " + c.t.hw.name + " measured";
+  }
+  return "";
 }
 
 // Collects candidates; a later legal candidate replaces an earlier near miss
@@ -187,32 +227,11 @@ class Fuse : public Rewrite {
       if (k != 0 && std::find(ok.begin(), ok.end(), k) != ok.end()) kernel = k;
     }
     if (kernel == 0) kernel = wholeGroupGemm(a.nodes, *shape, ok, t);
+    if (kernel == 0 && isGemmChain(g, a.nodes)) return invalidArgument("a GEMM chain needs a generated kernel");
     setGroup(g, a.nodes, kernel);
     return Status::ok();
   }
 
- private:
-  // A fused GEMM group that no library kernel runs whole (its epilogue has
-  // a member the library's does not take: a sigmoid after the last layer)
-  // would run as the library GEMM plus a generated kernel for the rest. It
-  // goes to the backend's generated GEMM instead where the profile measured
-  // that kernel (the CUDA backend's probes): one kernel, as fusing means. On
-  // a profile without such entries the group keeps the default placement.
-  static KernelId wholeGroupGemm(const std::vector<NodeId>& members, const GroupShape& shape,
-                                 const std::vector<KernelId>& ok, const Target& t) {
-    if (shape.pattern != Pattern::kGemm || members.size() < 2) return 0;
-    KernelId generated = 0;
-    for (KernelId k : ok) {
-      const KernelInfo& info = kernelInfo(k);
-      if (info.priceAs[0] != '\0') return 0;  // a library kernel runs the whole group
-      if (generated == 0 && info.pattern == Pattern::kGemm) generated = k;
-    }
-    if (generated == 0) return 0;
-    for (const KernelEfficiency& e : t.hw.efficiencies) {
-      if (e.kernel == kernelInfo(generated).name) return generated;
-    }
-    return 0;
-  }
 };
 
 }  // namespace
