@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 #include "backends/cuda/cuda_device.h"
 
@@ -59,7 +61,43 @@ std::string algoKey(const LibraryGemm& p, const ColumnMajorGemm& c) {
   return k;
 }
 
+// Whether a library GEMM in `math` is tuned: f32 (IEEE) math by default;
+// CAGR_GEMM_TUNE=all also tensor-core math, =0 none. Measured on the H200
+// (2026-12-02, side by side): tuning DLRM's tf32 / bf16 4096 plans made them
+// 16 % slower (0.067 against 0.058 ms: the fastest of three timed calls
+// was not the fastest inside the graph), DeepFM's 1.5 % faster.
+bool gemmTuning(cublasComputeType_t compute) {
+  const char* env = std::getenv("CAGR_GEMM_TUNE");
+  const std::string v = env == nullptr ? "" : env;
+  return v != "0" && (compute == CUBLAS_COMPUTE_32F || v == "all");
+}
+
 }  // namespace
+
+StatusOr<int> fastestAlgo(const std::vector<ChosenAlgo>& candidates, cudaStream_t stream,
+                          const std::function<cublasStatus_t(const cublasLtMatmulAlgo_t&)>& call,
+                          const std::string& where, float margin) {
+  CAGR_ASSIGN_OR_RETURN(EventPtr begin, newEvent(true));
+  CAGR_ASSIGN_OR_RETURN(EventPtr end, newEvent(true));
+  float best = -1, first = -1;
+  int chosen = -1;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (call(candidates[i].algo) != CUBLAS_STATUS_SUCCESS) continue;  // warm-up; an algorithm that refuses is skipped
+    CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(begin.get(), stream), where + ": cudaEventRecord"));
+    bool ok = true;
+    for (int r = 0; r < 3 && ok; ++r) ok = call(candidates[i].algo) == CUBLAS_STATUS_SUCCESS;
+    CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(end.get(), stream), where + ": cudaEventRecord"));
+    CAGR_RETURN_IF_ERROR(checkCuda(cudaEventSynchronize(end.get()), where + ": timing cuBLASLt's algorithms"));
+    float ms = 0;
+    CAGR_RETURN_IF_ERROR(checkCuda(cudaEventElapsedTime(&ms, begin.get(), end.get()), where + ": cudaEventElapsedTime"));
+    if (ok && i == 0) first = ms;
+    if (ok && (best < 0 || ms < best)) {
+      best = ms;
+      chosen = static_cast<int>(i);
+    }
+  }
+  return chosen > 0 && first >= 0 && best > first * (1 - margin) ? 0 : chosen;
+}
 
 int pickAlgo(const std::vector<AlgoOption>& options, bool small) {
   auto first = std::find_if(options.begin(), options.end(), [](const AlgoOption& o) { return o.usable; });
@@ -223,11 +261,23 @@ Status PreparedGemm::prepareLt(BlasContext& ctx, const LibraryGemm& p, const Col
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutC_, c.m, c.n, c.ldd, c.batch, c.strideD, w));
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutD_, c.m, c.n, c.ldd, c.batch, c.strideD, w));
   std::string key = algoKey(p, c) + std::to_string(limit);
+  const double flops = 2.0 * static_cast<double>(c.m) * static_cast<double>(c.n) * static_cast<double>(c.k) *
+                       static_cast<double>(std::max<int64_t>(c.batch, 1));
+  const bool tuning = gemmTuning(compute_) && flops >= kTunedGemmFlops;
+  tunedKey_ = key + ",tuned";
+  if (auto tuned = ctx.algos().find(tunedKey_); tuning && tuned != ctx.algos().end()) {
+    algo_ = tuned->second.algo;
+    workspaceBytes_ = tuned->second.workspace;
+    tuned_ = true;
+    return Status::ok();
+  }
   auto cached = ctx.algos().find(key);
+  std::vector<cublasLtMatmulHeuristicResult_t> results;
+  if (cached == ctx.algos().end() || tuning) {
+    CAGR_ASSIGN_OR_RETURN(results, heuristicResults(ctx.lt(), desc_, layoutA_, layoutB_, layoutC_, layoutD_, limit,
+                                                    kHeuristicResults, w));
+  }
   if (cached == ctx.algos().end()) {
-    CAGR_ASSIGN_OR_RETURN(std::vector<cublasLtMatmulHeuristicResult_t> results,
-                          heuristicResults(ctx.lt(), desc_, layoutA_, layoutB_, layoutC_, layoutD_, limit,
-                                           kHeuristicResults, w));
     const bool small = c.m * c.n * std::max<int64_t>(c.batch, 1) <= kSmallGemmOutputs;
     const int pick = pickAlgo(algoOptions(results), small);
     if (pick < 0) return unsupported(w + ": cuBLASLt has no algorithm for this call");
@@ -236,6 +286,29 @@ Status PreparedGemm::prepareLt(BlasContext& ctx, const LibraryGemm& p, const Col
   }
   algo_ = cached->second.algo;
   workspaceBytes_ = cached->second.workspace;
+  if (tuning) {  // the pick first (kept on ties), then the others that fit its workspace
+    candidates_.push_back(cached->second);
+    for (const cublasLtMatmulHeuristicResult_t& r : results) {
+      const bool pick = std::memcmp(&r.algo, &algo_, sizeof(algo_)) == 0;
+      if (!pick && r.workspaceSize <= workspaceBytes_) candidates_.push_back({r.algo, r.workspaceSize});
+    }
+  }
+  tuned_ = candidates_.size() < 2;  // nothing to choose from
+  return Status::ok();
+}
+
+Status PreparedGemm::tune(cudaStream_t stream) const {
+  tuned_ = true;
+  // An addend in the output's bytes would be summed into again by every timed call.
+  if (hasAddend_ && c_ == d_) return Status::ok();
+  const auto call = [&](const cublasLtMatmulAlgo_t& algo) {
+    return cublasLtMatmul(ctx_->lt(), desc_, &alpha_, a_, layoutA_, b_, layoutB_, &beta_, c_, layoutC_, d_, layoutD_,
+                          &algo, workspace_, workspaceBytes_, stream);
+  };
+  CAGR_ASSIGN_OR_RETURN(int best, fastestAlgo(candidates_, stream, call, where_, kTuneMargin));
+  if (best < 0) return Status::ok();
+  algo_ = candidates_[static_cast<size_t>(best)].algo;
+  ctx_->algos()[tunedKey_] = {algo_, candidates_[static_cast<size_t>(best)].workspace};
   return Status::ok();
 }
 
@@ -243,6 +316,11 @@ Status PreparedGemm::enqueue(cudaStream_t stream) const {
   const ColumnMajorGemm& c = call_;
   if (c.m == 0 || c.n == 0 || c.batch == 0) return Status::ok();
   if (library_ == GemmLibrary::kCublasLt) {
+    if (!tuned_) {
+      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+      CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamIsCapturing(stream, &capturing), where_ + ": cudaStreamIsCapturing"));
+      if (capturing == cudaStreamCaptureStatusNone) CAGR_RETURN_IF_ERROR(tune(stream));
+    }
     return checkBlas(cublasLtMatmul(ctx_->lt(), desc_, &alpha_, a_, layoutA_, b_, layoutB_, &beta_, c_, layoutC_, d_,
                                     layoutD_, &algo_, workspace_, workspaceBytes_, stream),
                      where_ + ": cublasLtMatmul");

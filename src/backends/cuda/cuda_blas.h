@@ -17,6 +17,7 @@
 #include <cublas_v2.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -83,6 +84,25 @@ struct ChosenAlgo {
   size_t workspace = 0;
 };
 
+/// Times each candidate (`call(algo)` enqueues one call on `stream`): a
+/// warm-up call, then three between two events. The index of the fastest
+/// that ran (-1: none did); the first candidate stays unless another beats
+/// it by more than `margin` (a share of its time). Library GEMMs (margin
+/// kTuneMargin) and the CIN's GEMMs (0) tune with it.
+StatusOr<int> fastestAlgo(const std::vector<ChosenAlgo>& candidates, cudaStream_t stream,
+                          const std::function<cublasStatus_t(const cublasLtMatmulAlgo_t&)>& call,
+                          const std::string& where, float margin = 0);
+/// A library GEMM leaves the heuristic's pick only for an algorithm this
+/// much faster on its first run: measured on the H200 (2026-12-02, CUDA
+/// events), DLRM's 4096x256x512 calls gained 3 % that way while DeepFM's
+/// 400-wide layers moved within timing noise and ran 0.3 % slower in the plan.
+constexpr float kTuneMargin = 0.015f;
+
+/// A cuBLASLt call of at least this many FLOPs is tuned: the heuristic's
+/// results are timed on its first run and the fastest kept (those under it
+/// run in a few microseconds, where the timing's noise is the difference).
+constexpr double kTunedGemmFlops = 1e8;
+
 /// The usable results of cublasLtMatmulAlgoGetHeuristic for one call, at
 /// most `count`, each fitting `limit` bytes of workspace, in its order; an
 /// error naming `where` when it fails or offers none.
@@ -140,12 +160,18 @@ class PreparedGemm {
   size_t workspaceBytes() const { return workspaceBytes_; }
   /// The call's operands and `workspace` (workspaceBytes(), 256-aligned; unused when 0).
   Status bind(const GemmBuffers& buf, void* workspace);
-  /// Enqueues the call on `stream`.
+  /// Enqueues the call on `stream`. A large cuBLASLt call in f32 math first
+  /// enqueued outside a graph capture first times the heuristic's results
+  /// that need no more workspace than its first pick (on the bound
+  /// operands) and keeps the fastest by kTuneMargin, for every later call of
+  /// the same shape too (CAGR_GEMM_TUNE=0: the heuristic's pick; =all: also
+  /// tf32 / bf16 / f16 math).
   Status enqueue(cudaStream_t stream) const;
 
  private:
   PreparedGemm() = default;
   Status prepareLt(BlasContext& ctx, const LibraryGemm& p, const ColumnMajorGemm& c, size_t limit);
+  Status tune(cudaStream_t stream) const;
 
   BlasContext* ctx_ = nullptr;
   GemmLibrary library_ = GemmLibrary::kCublasLt;
@@ -161,7 +187,10 @@ class PreparedGemm {
   size_t workspaceBytes_ = 0;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t layoutA_ = nullptr, layoutB_ = nullptr, layoutC_ = nullptr, layoutD_ = nullptr;
-  cublasLtMatmulAlgo_t algo_{};
+  mutable cublasLtMatmulAlgo_t algo_{};
+  std::vector<ChosenAlgo> candidates_;  // to time on the first run (tune)
+  std::string tunedKey_;                // BlasContext::algos() key of the tuned choice
+  mutable bool tuned_ = false;
   std::string where_;
 };
 

@@ -170,32 +170,15 @@ StatusOr<size_t> PreparedCin::prepareGemm(int part, int64_t rows, size_t limit) 
 Status PreparedCin::tune(cudaStream_t stream, const void* wq, void* z, void* y, void* ws) const {
   tuned_ = true;
   if (!cinTuning()) return Status::ok();
-  CAGR_ASSIGN_OR_RETURN(EventPtr begin, newEvent(true));
-  CAGR_ASSIGN_OR_RETURN(EventPtr end, newEvent(true));
   const float alpha = 1.0f, beta = 0.0f;
   for (int part = 0; part < 2; ++part) {
     if (candidates_[part].size() < 2) continue;
-    float best = -1;
-    ChosenAlgo chosen = candidates_[part].front();  // algo_[part]
-    for (const ChosenAlgo& a : candidates_[part]) {
-      const auto call = [&] {
-        return cublasLtMatmul(ctx_->lt(), desc_, &alpha, wq, layoutW_, z, layoutZ_[part], &beta, y, layoutY_[part], y,
-                              layoutY_[part], &a.algo, ws, workspaceBytes_, stream);
-      };
-      if (call() != CUBLAS_STATUS_SUCCESS) continue;  // warm-up; an algorithm that refuses is skipped
-      CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(begin.get(), stream), where_ + ": cudaEventRecord"));
-      bool ok = true;
-      for (int r = 0; r < 3 && ok; ++r) ok = call() == CUBLAS_STATUS_SUCCESS;
-      CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(end.get(), stream), where_ + ": cudaEventRecord"));
-      CAGR_RETURN_IF_ERROR(checkCuda(cudaEventSynchronize(end.get()), where_ + ": timing the CIN GEMM's algorithms"));
-      float ms = 0;
-      CAGR_RETURN_IF_ERROR(
-          checkCuda(cudaEventElapsedTime(&ms, begin.get(), end.get()), where_ + ": cudaEventElapsedTime"));
-      if (ok && (best < 0 || ms < best)) {
-        best = ms;
-        chosen = a;
-      }
-    }
+    const auto call = [&](const cublasLtMatmulAlgo_t& algo) {
+      return cublasLtMatmul(ctx_->lt(), desc_, &alpha, wq, layoutW_, z, layoutZ_[part], &beta, y, layoutY_[part], y,
+                            layoutY_[part], &algo, ws, workspaceBytes_, stream);
+    };
+    CAGR_ASSIGN_OR_RETURN(int best, fastestAlgo(candidates_[part], stream, call, where_ + " (CIN GEMM)"));
+    const ChosenAlgo chosen = candidates_[part][static_cast<size_t>(std::max(best, 0))];  // none ran: the first
     algo_[part] = chosen.algo;
     partWorkspace_[part] = chosen.workspace;
     ctx_->algos()[keys_[part] + ",tuned"] = chosen;
