@@ -179,6 +179,12 @@ OpCounts memberCounts(const PlanContext& c, NodeId id, int kernel, bool fusedCin
   return k;
 }
 
+// A backend's own generated GEMM (nvrtc.gemm_small, ...): a GEMM kernel the
+// catalog prices by no library's entries.
+bool generatedGemmKernel(KernelId k) {
+  return k != 0 && kernelInfo(k).priceAs[0] == '\0' && kernelInfo(k).pattern == Pattern::kGemm;
+}
+
 // Compute, memory and launch time of one member with its decisions.
 // `libraryRates` (optional): set to whether the rates came from a vendor
 // library GEMM's entry (libraryGemmKernel), whatever kernel runs it.
@@ -207,7 +213,7 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
   // Where the profile files the generated GEMM's probes by the form the
   // backend generates for the shape (narrow, rows, tiles: kernels ~10x
   // apart at equal FLOPs), that form's entry prices it.
-  const bool generatedGemm = chosen != 0 && info.priceAs[0] == '\0' && info.pattern == Pattern::kGemm;
+  const bool generatedGemm = generatedGemmKernel(chosen);
   const std::string form = generatedGemm ? generatedGemmFormClass(c.g, n) : "";
   const KernelEfficiency* formEntry = form.empty() ? nullptr : c.hw.efficiency(info.name, form);
   const std::string& ownCls = formEntry != nullptr && formEntry->shapeClass == form ? form : cls;
@@ -386,8 +392,7 @@ KernelEstimate priceKernel(const PlanContext& c, const std::vector<NodeId>& memb
   double apartComputeS = 0, apartMemoryS = 0;
   // The second layer of a GEMM chain (groups.cc checkGemmChain) runs in the
   // generated GEMM too, priced by that kernel's entry for its own form.
-  const bool generatedGemm = chosen != 0 && kernelInfo(chosen).priceAs[0] == '\0' &&
-                             kernelInfo(chosen).pattern == Pattern::kGemm;
+  const bool generatedGemm = generatedGemmKernel(chosen);
   for (NodeId m : members) {
     bool lib = false;
     const bool runsChosen = m == anchor || (generatedGemm && ops::in(ops::kGemmLike, c.g.node(m).op));

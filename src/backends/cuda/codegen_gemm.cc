@@ -425,8 +425,7 @@ StatusOr<GeneratedKernel> generateGemmChain(const CodegenRequest& r, std::string
   k.body += act + "  auto epi = [&](long long bi, long long m, long long n, float acc) {\n" + epi + "  };\n";
   auto i = [](int64_t v) { return std::to_string(v); };
   k.body += "  cagr_gemm_narrow_core<" + i(d1.n) + ", " + i(d1.kd) + ", " + i(d2.n) + ", " + i(narrowParts()) + ">(" +
-            k.dim(d1.m) + ", " +
-            k.in(d1.a) + ", " + *b1 + ", " + *b2 + ", act, epi);\n";
+            k.dim(d1.m) + ", " + k.in(d1.a) + ", " + *b1 + ", " + *b2 + ", act, epi);\n";
   CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
   const LaunchRule rule = narrowRule(r, d1, d1.n * d2.n + 32 * (d1.n + 4));
   return k.finish(src, rule,
