@@ -24,8 +24,9 @@ bool isAliasGroup(const Graph& g, const std::vector<NodeId>& members) {
   const Node& n = g.node(members[0]);
   bool view = n.op == OpKind::kReshape || n.op == OpKind::kFlatten || n.op == OpKind::kSqueeze ||
               n.op == OpKind::kUnsqueeze || n.op == OpKind::kIdentity;
-  return view && !n.inputs.empty() && n.inputs[0] != kNoValue && g.value(n.outputs[0]).mir.storage == Precision::kF32 &&
-         g.type(n.inputs[0]).dtype == g.type(n.outputs[0]).dtype;
+  if (!view || n.inputs.empty() || n.inputs[0] == kNoValue) return false;
+  const Value &in = g.value(n.inputs[0]), &out = g.value(n.outputs[0]);
+  return in.mir.storage == out.mir.storage && in.type.dtype == out.type.dtype;
 }
 
 void recordAlias(const Graph& g, NodeId view, std::vector<ValueId>& aliasOf) {

@@ -18,7 +18,7 @@ namespace cagr {
 std::vector<ValueId> groupOutputs(const Graph& g, const ValueUses& uses, const std::vector<NodeId>& members);
 
 /// A single metadata-only node (Reshape, Flatten, Squeeze, Unsqueeze,
-/// Identity) whose output keeps its input's dtype and f32 storage: its bytes
+/// Identity) whose output keeps its input's dtype and storage: its bytes
 /// are its input's, so it needs neither a kernel nor a buffer.
 bool isAliasGroup(const Graph& g, const std::vector<NodeId>& members);
 

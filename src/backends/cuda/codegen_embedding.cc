@@ -174,12 +174,14 @@ struct KindColumns {
   bool aligned = true;
 };
 
-// Stores of a[0..vec) at column `col` of a row of `width` columns of `y`,
-// which holds the lookup's columns [c0, c0 + width): none when the kind's
-// columns miss the window, no bounds test when they lie inside it; float2 /
-// float4 when the tables' columns, the window and the row start on a
-// multiple of vec.
-std::string storeColumns(const std::string& y, int64_t c0, int64_t width, const KindColumns& kc) {
+// Stores of a[0..vec) at column `col` of a row of `width` columns of `y`
+// (elements of `type`: float, or __nv_bfloat16 / __half for a slice stored
+// so by cuda_storage.cc), which holds the lookup's columns [c0, c0 + width):
+// none when the kind's columns miss the window, no bounds test when they lie
+// inside it; float2 / float4 (2-8 bf16 / f16 as one store) when the tables' columns,
+// the window and the row start on a multiple of vec.
+std::string storeColumns(const std::string& y, const std::string& type, int64_t c0, int64_t width,
+                         const KindColumns& kc) {
   const int vec = kc.vec;
   std::string V = std::to_string(vec), W = std::to_string(width) + "LL";
   if (kc.hi <= c0 || kc.lo >= c0 + width) return "";
@@ -189,13 +191,26 @@ std::string storeColumns(const std::string& y, int64_t c0, int64_t width, const 
     return "if (" + c + " >= " + std::to_string(c0) + "LL && " + c + " < " + std::to_string(c0 + width) + "LL) ";
   };
   auto at = [&](const std::string& c) { return c0 == 0 ? c : "(" + c + " - " + std::to_string(c0) + "LL)"; };
-  if (aligned && (vec == 4 || vec == 2)) {
+  const std::string open = "        " + (whole ? "" : window("col"));
+  if (aligned && (vec == 4 || vec == 2) && type == "float") {
     std::string vt = "float" + V;
-    return "        " + (whole ? "" : window("col")) + "*reinterpret_cast<" + vt + "*>(" + y + " + row * " + W +
-           " + " + at("col") + ") = make_" + vt + "(a[0], a[1]" + (vec == 4 ? ", a[2], a[3]" : "") + ");\n";
+    return open + "*reinterpret_cast<" + vt + "*>(" + y + " + row * " + W + " + " + at("col") + ") = make_" + vt +
+           "(a[0], a[1]" + (vec == 4 ? ", a[2], a[3]" : "") + ");\n";
+  }
+  if (aligned && (vec == 8 || vec == 4 || vec == 2) && (type == "__nv_bfloat16" || type == "__half")) {
+    const bool bf = type == "__nv_bfloat16";
+    const std::string pt = bf ? "__nv_bfloat162" : "__half2", cvt = bf ? "__floats2bfloat162_rn" : "__floats2half2_rn";
+    const std::string wide = vec == 8 ? "uint4" : vec == 4 ? "uint2" : "unsigned";
+    std::string pairs;
+    for (int i = 0; i < vec / 2; ++i) {
+      pairs += (i ? ", " : "") + cvt + "(a[" + std::to_string(2 * i) + "], a[" + std::to_string(2 * i + 1) + "])";
+    }
+    const std::string to = y + " + row * " + W + " + " + at("col");
+    return open + "{ alignas(16) const " + pt + " h[" + std::to_string(vec / 2) + "] = {" + pairs +
+           "}; *reinterpret_cast<" + wide + "*>(" + to + ") = *reinterpret_cast<const " + wide + "*>(h); }\n";
   }
   return "        for (int q = 0; q < " + V + "; ++q) { const long long cq = col + q; " + (whole ? "" : window("cq")) +
-         y + "[row * " + W + " + " + at("cq") + "] = a[q]; }\n";
+         "cagr_st(" + y + ", row * " + W + " + " + at("cq") + ", a[q]); }\n";
 }
 
 // The lambda `sink` that stores `a` (vec pooled values at row `row`, column
@@ -207,11 +222,12 @@ StatusOr<std::string> emitSink(KernelBuilder& k, const LookupInfo& li, const Tai
   ValueId out = g.node(li.node).outputs[0];
   std::string V = std::to_string(kc.vec), W = std::to_string(li.width) + "LL";
   std::string inner;
-  if (k.isOutput(out)) inner += storeColumns(k.out(out), 0, li.width, kc);
+  if (k.isOutput(out)) inner += storeColumns(k.out(out), storageType(g, out), 0, li.width, kc);
   for (NodeId s : slices) {
     auto r = columnSlice(g, s);
     if (!r) return unsupportedAt(g, s, "is not a column slice of the lookup's output");
-    inner += storeColumns(k.out(g.node(s).outputs[0]), r->begin, r->end - r->begin, kc);
+    const ValueId y = g.node(s).outputs[0];
+    inner += storeColumns(k.out(y), storageType(g, y), r->begin, r->end - r->begin, kc);
   }
   if (!tail.empty()) {
     std::string t;

@@ -87,6 +87,8 @@ ValueId inPlaceOperand(const Graph& g, const Program& p, const Accesses& acc, co
 
 size_t deviceElementBytes(const Graph& g, ValueId v) {
   DType t = g.type(v).dtype;
+  const Precision s = g.value(v).mir.storage;
+  if (t == DType::kF32 && !g.isConstant(v) && (s == Precision::kBF16 || s == Precision::kF16)) return 2;
   return t == DType::kF32 ? 4 : t == DType::kI64 ? 8 : dtypeSize(t);
 }
 

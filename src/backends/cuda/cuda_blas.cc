@@ -35,11 +35,16 @@ Status setDesc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, cons
   return checkBlas(cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof(v)), where + ": cublasLtMatmulDescSetAttribute");
 }
 
-// A column-major rows x cols float matrix with leading dimension ld, batched.
-Status makeLayout(cublasLtMatrixLayout_t* l, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride,
-                  const std::string& where) {
+// The device element type of a LibraryGemm's operands or output.
+cudaDataType_t dataType(Precision p) {
+  return p == Precision::kBF16 ? CUDA_R_16BF : p == Precision::kF16 ? CUDA_R_16F : CUDA_R_32F;
+}
+
+// A column-major rows x cols matrix of `type` with leading dimension ld, batched.
+Status makeLayout(cublasLtMatrixLayout_t* l, cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
+                  int64_t batch, int64_t stride, const std::string& where) {
   CAGR_RETURN_IF_ERROR(
-      checkBlas(cublasLtMatrixLayoutCreate(l, CUDA_R_32F, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld),
+      checkBlas(cublasLtMatrixLayoutCreate(l, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld),
                 where + ": cublasLtMatrixLayoutCreate"));
   if (batch <= 1) return Status::ok();
   auto count = static_cast<int32_t>(batch);
@@ -55,7 +60,8 @@ std::string algoKey(const LibraryGemm& p, const ColumnMajorGemm& c) {
   std::string k;
   for (int64_t x :
        {c.m, c.n, c.k, int64_t{c.transA}, int64_t{c.transB}, c.lda, c.ldb, c.ldd, c.batch, c.strideA, c.strideB,
-        c.strideD, int64_t{static_cast<int>(p.math)}, int64_t{epilogueOf(p)}, int64_t{p.addend != kNoValue}}) {
+        c.strideD, int64_t{static_cast<int>(p.math)}, int64_t{epilogueOf(p)}, int64_t{p.addend != kNoValue},
+        int64_t{static_cast<int>(p.operands)}, int64_t{static_cast<int>(p.output)}}) {
     k += std::to_string(x) + ",";
   }
   return k;
@@ -212,7 +218,8 @@ StatusOr<std::unique_ptr<PreparedGemm>> PreparedGemm::create(BlasContext& ctx, c
   g->ctx_ = &ctx;
   g->library_ = p.library;
   g->call_ = c;
-  g->compute_ = computeType(p.math);
+  // 16-bit operands: plain f32 accumulation (the FAST_* modes take f32 operands).
+  g->compute_ = p.operands == Precision::kF32 ? computeType(p.math) : CUBLAS_COMPUTE_32F;
   g->alpha_ = p.alpha;
   g->beta_ = p.addend != kNoValue ? p.beta : 0.0f;
   g->hasBias_ = p.bias != kNoValue;
@@ -256,10 +263,16 @@ Status PreparedGemm::prepareLt(BlasContext& ctx, const LibraryGemm& p, const Col
   CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_TRANSA, ta, w));
   CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_TRANSB, tb, w));
   CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogueOf(p), w));
-  CAGR_RETURN_IF_ERROR(makeLayout(&layoutA_, c.transA ? c.k : c.m, c.transA ? c.m : c.k, c.lda, c.batch, c.strideA, w));
-  CAGR_RETURN_IF_ERROR(makeLayout(&layoutB_, c.transB ? c.n : c.k, c.transB ? c.k : c.n, c.ldb, c.batch, c.strideB, w));
-  CAGR_RETURN_IF_ERROR(makeLayout(&layoutC_, c.m, c.n, c.ldd, c.batch, c.strideD, w));
-  CAGR_RETURN_IF_ERROR(makeLayout(&layoutD_, c.m, c.n, c.ldd, c.batch, c.strideD, w));
+  if (p.output != Precision::kF32 && p.bias != kNoValue) {  // the bias stays f32 (its default is D's type)
+    CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, CUDA_R_32F, w));
+  }
+  const cudaDataType_t in = dataType(p.operands), out = dataType(p.output);
+  CAGR_RETURN_IF_ERROR(
+      makeLayout(&layoutA_, in, c.transA ? c.k : c.m, c.transA ? c.m : c.k, c.lda, c.batch, c.strideA, w));
+  CAGR_RETURN_IF_ERROR(
+      makeLayout(&layoutB_, in, c.transB ? c.n : c.k, c.transB ? c.k : c.n, c.ldb, c.batch, c.strideB, w));
+  CAGR_RETURN_IF_ERROR(makeLayout(&layoutC_, out, c.m, c.n, c.ldd, c.batch, c.strideD, w));
+  CAGR_RETURN_IF_ERROR(makeLayout(&layoutD_, out, c.m, c.n, c.ldd, c.batch, c.strideD, w));
   std::string key = algoKey(p, c) + std::to_string(limit);
   const double flops = 2.0 * static_cast<double>(c.m) * static_cast<double>(c.n) * static_cast<double>(c.k) *
                        static_cast<double>(std::max<int64_t>(c.batch, 1));

@@ -72,7 +72,8 @@ void fuseEpilogue(const Graph& g, const ValueUses& uses, const std::vector<NodeI
     NodeId next = uses.consumers[static_cast<size_t>(chain)][0];
     if (!contains(members, next)) break;
     const Node& m = g.node(next);
-    if (g.value(m.outputs[0]).mir.storage != Precision::kF32) break;
+    Precision stored = g.value(m.outputs[0]).mir.storage;
+    if (stored != Precision::kF32 && (stored != p.operands || p.addend != kNoValue)) break;
     bool lt = p.library == GemmLibrary::kCublasLt && p.act == Activation::kNone;
     if (isView(g, m)) {
       // bytes unchanged
@@ -137,6 +138,30 @@ std::vector<std::vector<NodeId>> restPieces(const Graph& g, const std::vector<No
   return out;
 }
 
+// The device element type of the product's A and B (LibraryGemm::operands):
+// an activation operand stored bf16 / f16 makes both that type, which needs
+// math in the same precision (the library then rounds nothing the plan did
+// not) and the other operand a constant (uploaded so) or stored the same.
+Status operandStorage(const Graph& g, LibraryGemm& p) {
+  const ValueId ops[] = {p.anchor.a, p.anchor.b};
+  for (ValueId v : ops) {
+    if (g.isConstant(v) || g.value(v).mir.storage == Precision::kF32) continue;
+    p.operands = g.value(v).mir.storage;
+  }
+  if (p.operands == Precision::kF32) return Status::ok();
+  const std::string where = nodeWhere(g, p.anchor.node), name = precisionName(p.operands);
+  if (p.math != p.operands) {
+    return unsupported(where + ": an operand stored " + name + " with " + precisionName(p.math) + " math");
+  }
+  if (p.library != GemmLibrary::kCublasLt) return unsupported(where + ": " + name + " operands take cuBLASLt");
+  for (ValueId v : ops) {
+    if (!g.isConstant(v) && g.value(v).mir.storage != p.operands) {
+      return unsupported(where + ": operands stored " + name + " and " + precisionName(g.value(v).mir.storage));
+    }
+  }
+  return Status::ok();
+}
+
 // Row pitch of a padded 2-D constant operand (0: stored dense).
 int64_t padPitch(const Graph& g, ValueId v, int64_t align) {
   if (!g.isConstant(v) || g.type(v).rank() != 2 || g.value(v).mir.layout != Layout::kPadded || align <= 1) return 0;
@@ -187,8 +212,10 @@ StatusOr<LibraryGemm> planLibraryGemm(const Graph& g, const ValueUses& uses, con
   const Node& a = g.node(anchor);
   p.math = a.mir.math;
   if (p.math == Precision::kInt8Rowwise) return unsupported(nodeWhere(g, anchor) + ": int8 is no GEMM math mode");
-  if (g.value(a.outputs[0]).mir.storage != Precision::kF32) {
-    return unsupported(nodeWhere(g, anchor) + ": its output is stored reduced");
+  CAGR_RETURN_IF_ERROR(operandStorage(g, p));
+  if (Precision s = g.value(a.outputs[0]).mir.storage; s != Precision::kF32 && s != p.operands) {
+    return unsupported(nodeWhere(g, anchor) + ": its output is stored " + precisionName(s) + " and its operands " +
+                       precisionName(p.operands));
   }
   p.alpha = static_cast<float>(p.anchor.op == OpKind::kGemm ? p.anchor.alpha : 1.0);
   Dim n = lastAxisN(g, p.anchor);
@@ -200,6 +227,11 @@ StatusOr<LibraryGemm> planLibraryGemm(const Graph& g, const ValueUses& uses, con
   p.fused = {anchor};
   p.out = a.outputs[0];
   fuseEpilogue(g, uses, members, n, p);
+  p.output = g.value(p.out).mir.storage;
+  if (p.output != Precision::kF32 && (p.addend != kNoValue || p.library != GemmLibrary::kCublasLt)) {
+    return unsupported(nodeWhere(g, anchor) + ": a " + precisionName(p.output) +
+                       " output takes cuBLASLt without an addend");
+  }
   p.rest = restPieces(g, members, p.fused);
   p.padA = padPitch(g, p.anchor.a, align);
   p.padB = padPitch(g, p.anchor.b, align);

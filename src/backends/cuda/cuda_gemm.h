@@ -33,6 +33,11 @@ struct LibraryGemm {
   std::vector<std::vector<NodeId>> rest;  // the other members: one elementwise kernel per connected piece
   int64_t padA = 0, padB = 0;             // row pitch (elements) of a padded constant operand; 0: dense
   bool flipB = false;                     // B, a constant read transposed, is on the device as its transpose
+  // Device element type of A and B: f32, or bf16 / f16 when an activation
+  // operand is stored so (cuda_storage.cc; then math is that precision and a
+  // constant operand is uploaded in it), and of the output (f32, or the
+  // operands' type: cuBLASLt writes 16-bit D only from 16-bit A and B).
+  Precision operands = Precision::kF32, output = Precision::kF32;
   std::string note;                       // why the library differs from the plan's kernel ("" if it does not)
 };
 

@@ -42,6 +42,17 @@ bool isLookupWithSlices(const Graph& g, const std::vector<NodeId>& members) {
                      [&](NodeId m) { return columnSlice(g, m) && g.node(m).inputs[0] == out; });
 }
 
+// The call's layout at a nominal batch: operands that are no BLAS layout
+// go to the code generator now rather than fail at run time.
+Status checkLayout(const Graph& g, const LibraryGemm& p) {
+  SymbolBindings b;
+  b.values.assign(std::max<size_t>(g.symbols().size(), 2), kNominalSymbol);
+  CAGR_ASSIGN_OR_RETURN(auto as, b.resolve(g.type(p.anchor.a).dims));
+  CAGR_ASSIGN_OR_RETURN(auto bs, b.resolve(g.type(p.anchor.b).dims));
+  CAGR_ASSIGN_OR_RETURN(cpu::GemmShape s, gemmShape(p, as, bs));
+  return columnMajor(s).status();
+}
+
 class Lowering {
  public:
   Lowering(const Graph& g, const Target& t, int sm, int sms, Program& p)
@@ -105,34 +116,8 @@ class Lowering {
   }
 
  private:
-  // The library plan for a kGemm group, or kUnsupported when the plan's
-  // kernel is generated code or no library runs the anchor. cuBLAS has no
-  // epilogue, so a Gemm with C asked of it runs on cuBLASLt (named so).
   StatusOr<LibraryGemm> libraryFor(const std::vector<NodeId>& members, NodeId anchor, KernelId k) {
-    std::string name = kernelInfo(k).name;
-    if (k != 0 && name != "cublaslt.matmul" && name != "cublas.sgemm") return unsupported("generated GEMM kernel");
-    int64_t align = std::max(t_.hw.matrixUnit.alignElements, 4);
-    GemmLibrary lib = name == "cublas.sgemm" ? GemmLibrary::kCublas : GemmLibrary::kCublasLt;
-    auto p = planLibraryGemm(g_, uses_, members, anchor, lib, align);
-    if (!p.isOk() && lib == GemmLibrary::kCublas && p.status().code() == ErrorCode::kUnsupported) {
-      std::string why = p.status().message();
-      p = planLibraryGemm(g_, uses_, members, anchor, GemmLibrary::kCublasLt, align);
-      if (p.isOk()) p->note = " (plan asked cublas.sgemm: " + why + ")";
-    }
-    if (!p.isOk()) return p.status();
-    CAGR_RETURN_IF_ERROR(checkLayout(*p));
-    return p;
-  }
-
-  // The call's layout at a nominal batch: operands that are no BLAS layout
-  // go to the code generator now rather than fail at run time.
-  Status checkLayout(const LibraryGemm& p) {
-    SymbolBindings b;
-    b.values.assign(std::max<size_t>(g_.symbols().size(), 2), kNominalSymbol);
-    CAGR_ASSIGN_OR_RETURN(auto as, b.resolve(g_.type(p.anchor.a).dims));
-    CAGR_ASSIGN_OR_RETURN(auto bs, b.resolve(g_.type(p.anchor.b).dims));
-    CAGR_ASSIGN_OR_RETURN(cpu::GemmShape s, gemmShape(p, as, bs));
-    return columnMajor(s).status();
+    return libraryGemmFor(g_, uses_, t_, members, anchor, k);
   }
 
   Status addLibraryGemm(LibraryGemm lg) {
@@ -141,8 +126,8 @@ class Lowering {
     s.nodes = lg.fused;
     s.gemm = static_cast<int>(p_.gemms.size());
     s.name = libraryGemmName(lg) + lg.note;
-    const WeightFormat formats[] = {{lg.anchor.a, true, lg.padA},
-                                    {lg.anchor.b, true, lg.padB, lg.flipB},
+    const WeightFormat formats[] = {{lg.anchor.a, true, lg.padA, false, lg.operands},
+                                    {lg.anchor.b, true, lg.padB, lg.flipB, lg.operands},
                                     {lg.bias, true, 0},
                                     {lg.addend, true, 0}};
     for (WeightFormat f : formats) {
@@ -312,9 +297,35 @@ void mergeColumnSlices(const Graph& g, std::vector<std::vector<NodeId>>& order) 
 
 }  // namespace
 
-StatusOr<Program> lowerPlan(const Graph& plan, const Target& t, int sm, int sms) {
+bool isLookupGroup(const Graph& g, const std::vector<NodeId>& members) {
+  return (members.size() == 1 && isLookup(g.node(members[0]))) || isLookupWithSlices(g, members);
+}
+
+StatusOr<LibraryGemm> libraryGemmFor(const Graph& g, const ValueUses& uses, const Target& t,
+                                     const std::vector<NodeId>& members, NodeId anchor, KernelId k) {
+  std::string name = kernelInfo(k).name;
+  if (k != 0 && name != "cublaslt.matmul" && name != "cublas.sgemm") return unsupported("generated GEMM kernel");
+  int64_t align = std::max(t.hw.matrixUnit.alignElements, 4);
+  GemmLibrary lib = name == "cublas.sgemm" ? GemmLibrary::kCublas : GemmLibrary::kCublasLt;
+  auto p = planLibraryGemm(g, uses, members, anchor, lib, align);
+  if (!p.isOk() && lib == GemmLibrary::kCublas && p.status().code() == ErrorCode::kUnsupported) {
+    std::string why = p.status().message();
+    p = planLibraryGemm(g, uses, members, anchor, GemmLibrary::kCublasLt, align);
+    if (p.isOk()) p->note = " (plan asked cublas.sgemm: " + why + ")";
+  }
+  if (!p.isOk()) return p.status();
+  CAGR_RETURN_IF_ERROR(checkLayout(g, *p));
+  return p;
+}
+
+StatusOr<std::vector<std::vector<NodeId>>> loweredGroups(const Graph& plan) {
   CAGR_ASSIGN_OR_RETURN(auto order, scheduleKernels(plan));
   mergeColumnSlices(plan, order);
+  return order;
+}
+
+StatusOr<Program> lowerPlan(const Graph& plan, const Target& t, int sm, int sms) {
+  CAGR_ASSIGN_OR_RETURN(auto order, loweredGroups(plan));
   Program p;
   Lowering lowering(plan, t, sm, sms, p);
   for (const auto& members : order) CAGR_RETURN_IF_ERROR(lowering.addGroup(members));

@@ -27,6 +27,7 @@ struct WeightFormat {
   bool library = false;  // f32 values as the plan stores them (rounded), for cuBLAS/cuBLASLt
   int64_t pitch = 0;     // library: padded row pitch in elements (0: dense)
   bool transposed = false;  // library: a 2-D [R, C] stored as its transpose [C, R] (rows at pitch)
+  Precision element = Precision::kF32;  // library: f32, or bf16 / f16 (LibraryGemm::operands)
   bool operator==(const WeightFormat&) const = default;
 };
 
@@ -71,6 +72,28 @@ struct Program {
 /// reduction over thread-block clusters.
 StatusOr<Program> lowerPlan(const Graph& plan, const Target& t, int sm = 90, int sms = 132);
 
+/// The plan's kernel groups in the order lowerPlan runs them
+/// (scheduleKernels, with the column slices that are a lookup's only
+/// readers merged into its group: the lookup kernel writes them).
+StatusOr<std::vector<std::vector<NodeId>>> loweredGroups(const Graph& plan);
+/// True for a loweredGroups group that is a lone lookup, or a lookup with
+/// the column slices of its output it writes.
+bool isLookupGroup(const Graph& g, const std::vector<NodeId>& members);
+/// How lowerPlan runs the kGemm group `members` on cuBLASLt / cuBLAS when
+/// its kernel `k` names a library (or none); kUnsupported with the reason
+/// when it goes to the code generator instead.
+StatusOr<LibraryGemm> libraryGemmFor(const Graph& g, const ValueUses& uses, const Target& t,
+                                     const std::vector<NodeId>& members, NodeId anchor, KernelId k);
+
+/// Exact 16-bit activation storage, a lowering step of the CUDA backend
+/// (cuda_storage.cc; not a policy decision): marks bf16 / f16 the values
+/// between kernels that hold only values of that type (a one-id-per-bag
+/// lookup of tables stored so) or that every reader rounds to it anyway
+/// (GEMMs on cuBLASLt in that math), where the writer and every reader
+/// handle the type. Outputs are unchanged; activation bytes halve.
+/// CAGR_CUDA_EXACT_STORAGE=0 turns it off. Returns the values marked.
+StatusOr<int> storeExactlyReduced(Graph& plan, const Target& t);
+
 /// Device buffers of one batch size.
 struct ArenaPlan {
   std::vector<std::vector<int64_t>> shape;  // value -> concrete shape (inputs, step outputs, views, constants)
@@ -95,7 +118,8 @@ StatusOr<ArenaPlan> arenaShapes(const Graph& g, const Program& p, const SymbolBi
 void placeArena(const Graph& g, const Program& p, const std::vector<size_t>& stepScratch, ArenaPlan& a);
 
 /// Bytes of one element of `v` on the device (codegen.h: f32 activations,
-/// i64 ids; other dtypes as stored).
+/// 2 for those storeExactlyReduced marked bf16 / f16, i64 ids; other dtypes
+/// as stored).
 size_t deviceElementBytes(const Graph& g, ValueId v);
 
 }  // namespace cagr::cuda

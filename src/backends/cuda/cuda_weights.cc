@@ -40,27 +40,27 @@ void quantizeRow(const float* x, int64_t cols, std::byte* row) {
   std::memcpy(row + tail + sizeof(float), &bias, sizeof(float));
 }
 
-// f32 values as a library GEMM reads them: the plan's storage rounding
-// applied (as the reference executor applies it), rows at `pitch`; a
-// transposed [R, C] as C rows of R.
+// Values as a library GEMM reads them: the plan's storage rounding applied
+// (as the reference executor applies it), in the call's element type (f32,
+// or bf16 / f16 for a GEMM whose operands are stored so: LibraryGemm::
+// operands), rows at `pitch`; a transposed [R, C] as C rows of R.
 Status writeLibrary(const Graph& g, const WeightFormat& f, std::byte* dst) {
   const Tensor& t = *g.constant(f.value);
   CAGR_ASSIGN_OR_RETURN(Tensor stored, ref::storedAs(t, g.value(f.value).mir.storage));
   auto [rows, cols] = rowsCols(stored);
   std::memset(dst, 0, weightBytes(g, f));
   const float* src = stored.data<float>();
-  if (f.transposed) {
-    if (t.shape().size() != 2) return invalidArgument("a transposed library weight that is not 2-D");
-    const int64_t pitch = f.pitch > 0 ? f.pitch : rows;
-    auto* out = reinterpret_cast<float*>(dst);
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < cols; ++c) out[c * pitch + r] = src[r * cols + c];
+  const auto put = [&](int64_t at, float x) {
+    if (f.element == Precision::kF32) {
+      reinterpret_cast<float*>(dst)[at] = x;
+    } else {
+      reinterpret_cast<uint16_t*>(dst)[at] = f.element == Precision::kBF16 ? floatToBf16(x) : floatToHalf(x);
     }
-    return Status::ok();
-  }
-  const int64_t pitch = f.pitch > 0 ? f.pitch : cols;
+  };
+  if (f.transposed && t.shape().size() != 2) return invalidArgument("a transposed library weight that is not 2-D");
+  const int64_t pitch = f.pitch > 0 ? f.pitch : f.transposed ? rows : cols;
   for (int64_t r = 0; r < rows; ++r) {
-    std::memcpy(dst + static_cast<size_t>(r * pitch) * 4, src + r * cols, static_cast<size_t>(cols) * 4);
+    for (int64_t c = 0; c < cols; ++c) put(f.transposed ? c * pitch + r : r * pitch + c, src[r * cols + c]);
   }
   return Status::ok();
 }
@@ -70,8 +70,9 @@ Status writeLibrary(const Graph& g, const WeightFormat& f, std::byte* dst) {
 size_t weightBytes(const Graph& g, const WeightFormat& f) {
   const Tensor& t = *g.constant(f.value);
   auto [rows, cols] = rowsCols(t);
-  if (f.library && f.transposed) return static_cast<size_t>(cols * (f.pitch > 0 ? f.pitch : rows)) * 4;
-  if (f.library) return static_cast<size_t>(rows * (f.pitch > 0 ? f.pitch : cols)) * 4;
+  const size_t element = f.element == Precision::kF32 ? 4 : 2;
+  if (f.library && f.transposed) return static_cast<size_t>(cols * (f.pitch > 0 ? f.pitch : rows)) * element;
+  if (f.library) return static_cast<size_t>(rows * (f.pitch > 0 ? f.pitch : cols)) * element;
   if (!isFloatTable(g, f.value)) return t.byteSize();
   switch (g.value(f.value).mir.storage) {
     case Precision::kBF16:
