@@ -1,11 +1,13 @@
-// Exact 16-bit activation storage (cuda_storage.cc, storeExactlyReduced):
+// 16-bit activation storage (cuda_storage.cc, storeReducedActivations):
 // which values a bf16 plan stores in bf16 — a one-id-per-bag lookup of bf16
 // tables, and GEMM outputs that only bf16-math cuBLASLt GEMMs read — and
 // which it must not (pooled bags, f32 tables, a reader that does not round,
 // f32 math, a graph output); the lowering that follows (16-bit cuBLASLt
-// operands and outputs, weights uploaded in bf16, halved arena bytes, the
-// lookup kernel's bf16 stores through NVRTC); DeepFM's greedy bf16 plan.
-// With a GPU: the run against the reference executor (skips without).
+// operands and outputs, weights uploaded in bf16 and the bias of a 16-bit
+// output too, halved arena bytes, the lookup kernel's bf16 stores through
+// NVRTC); the zoo's bf16 plans. With a GPU: the run against the reference
+// executor with those biases rounded, and within the plan's bf16 bound of
+// the one without (skips without a GPU).
 #include <gtest/gtest.h>
 
 #ifdef CAGR_HAVE_CUDA
@@ -109,10 +111,10 @@ ValueId named(const Graph& g, const std::string& node) {
 
 Precision storedAs(const Graph& g, const std::string& node) { return g.value(named(g, node)).mir.storage; }
 
-TEST(CudaExactStorage, OneIdBagsOfBf16TablesAndLayersReadOnlyByBf16GemmsAreStoredBf16) {
+TEST(CudaReducedActivations, OneIdBagsOfBf16TablesAndLayersReadOnlyByBf16GemmsAreStoredBf16) {
   Graph g = smallDeepFm({});
   ASSERT_TRUE(verifyPlan(g, h200()).isOk()) << verifyPlan(g, h200()).message();
-  auto marked = cuda::storeExactlyReduced(g, h200());
+  auto marked = cuda::storeReducedActivations(g, h200());
   ASSERT_TRUE(marked.isOk()) << marked.status().message();
   // The embeddings and their two reshapes; r1 (read by g2 only). Not: the
   // first-order slice (a reduction reads it), r2 (the generated GEMM reads
@@ -128,18 +130,20 @@ TEST(CudaExactStorage, OneIdBagsOfBf16TablesAndLayersReadOnlyByBf16GemmsAreStore
   EXPECT_EQ(p->gemms[0].output, Precision::kBF16);  // g1 + ReLU into r1, one call
   EXPECT_EQ(p->gemms[0].act, cuda::Activation::kRelu);
   EXPECT_EQ(p->gemms[1].output, Precision::kF32);  // r2, read by the generated GEMM
+  // Both weights in bf16; g1's bias too (cuBLASLt takes a bf16 D's bias in
+  // bf16), g2's (f32 output) stays f32.
   int bf16Weights = 0;
   for (const cuda::WeightFormat& f : p->weights) {
     if (!f.library) continue;
     const std::string& name = g.value(f.value).name;
-    const bool weight = name == "w1" || name == "w2";
-    EXPECT_EQ(f.element, weight ? Precision::kBF16 : Precision::kF32) << name;  // biases stay f32
-    if (weight) {
+    const bool reduced = name == "w1" || name == "w2" || name == "c1";
+    EXPECT_EQ(f.element, reduced ? Precision::kBF16 : Precision::kF32) << name;
+    if (reduced) {
       bf16Weights++;
       EXPECT_EQ(cuda::weightBytes(g, f), static_cast<size_t>(g.constant(f.value)->numel()) * 2) << name;
     }
   }
-  EXPECT_EQ(bf16Weights, 2);
+  EXPECT_EQ(bf16Weights, 3);
 
   // Arena: the embeddings and r1 take two bytes an element.
   SymbolBindings b;
@@ -160,7 +164,7 @@ TEST(CudaExactStorage, OneIdBagsOfBf16TablesAndLayersReadOnlyByBf16GemmsAreStore
   EXPECT_NE(m->ptx.find("st.global.v4.u32"), std::string::npos);  // eight bf16 of a row at a time
 }
 
-TEST(CudaExactStorage, ValuesThatAreNotExactInBf16StayF32) {
+TEST(CudaReducedActivations, ValuesThatAreNotExactInBf16StayF32) {
   struct Case {
     const char* what;
     Shape shape;
@@ -181,7 +185,7 @@ TEST(CudaExactStorage, ValuesThatAreNotExactInBf16StayF32) {
   };
   for (const Case& c : cases) {
     Graph g = smallDeepFm(c.shape);
-    ASSERT_TRUE(cuda::storeExactlyReduced(g, h200()).isOk()) << c.what;
+    ASSERT_TRUE(cuda::storeReducedActivations(g, h200()).isOk()) << c.what;
     std::vector<ValueId> want;
     for (const char* n : c.bf16) want.push_back(named(g, n));
     for (size_t v = 0; v < g.numValues(); ++v) {
@@ -194,9 +198,9 @@ TEST(CudaExactStorage, ValuesThatAreNotExactInBf16StayF32) {
     auto p = cuda::lowerPlan(g, h200());
     EXPECT_TRUE(p.isOk()) << c.what << ": " << p.status().message();
   }
-  ScopedEnv off("CAGR_CUDA_EXACT_STORAGE", "0");
+  ScopedEnv off("CAGR_CUDA_REDUCED_ACTIVATIONS", "0");
   Graph g = smallDeepFm({});
-  auto marked = cuda::storeExactlyReduced(g, h200());
+  auto marked = cuda::storeReducedActivations(g, h200());
   ASSERT_TRUE(marked.isOk());
   EXPECT_EQ(*marked, 0);
 }
@@ -205,7 +209,7 @@ TEST(CudaExactStorage, ValuesThatAreNotExactInBf16StayF32) {
 // H200 lowers after the step (and compiles when it marked anything). In
 // DeepFM's plan its embeddings and the hidden layers that only bf16 GEMMs
 // read are stored bf16, and the arena is smaller by their halves.
-TEST(CudaExactStorage, ZooBf16PlansLowerAndDeepFmStoresItsEmbeddingsAndHiddenLayersInBf16) {
+TEST(CudaReducedActivations, ZooBf16PlansLowerAndDeepFmStoresItsEmbeddingsAndHiddenLayersInBf16) {
   Target t = h200();
   t.math = {Precision::kF32, Precision::kBF16};
   t.storage = {Precision::kF32, Precision::kBF16};
@@ -219,7 +223,7 @@ TEST(CudaExactStorage, ZooBf16PlansLowerAndDeepFmStoresItsEmbeddingsAndHiddenLay
     Graph plan = r->plan;
     auto before = cuda::lowerPlan(plan, h200());
     ASSERT_TRUE(before.isOk()) << model << ": " << before.status().message();
-    auto marked = cuda::storeExactlyReduced(plan, h200());
+    auto marked = cuda::storeReducedActivations(plan, h200());
     ASSERT_TRUE(marked.isOk()) << model << ": " << marked.status().message();
     auto after = cuda::lowerPlan(plan, h200());
     ASSERT_TRUE(after.isOk()) << model << ": " << after.status().message();
@@ -243,7 +247,7 @@ TEST(CudaExactStorage, ZooBf16PlansLowerAndDeepFmStoresItsEmbeddingsAndHiddenLay
   }
 }
 
-TEST(CudaExactStorageGpu, Bf16StoredPlanMatchesTheReference) {
+TEST(CudaReducedActivationsGpu, Bf16StoredPlanMatchesTheReference) {
   std::string why;
   auto backend = cudatest::gpuOrSkip(why);
   if (!backend) GTEST_SKIP() << why;
@@ -253,6 +257,20 @@ TEST(CudaExactStorageGpu, Bf16StoredPlanMatchesTheReference) {
     Graph g = smallDeepFm(s);
     auto exe = backend->compile(g);
     ASSERT_TRUE(exe.isOk()) << exe.status().message();
+    // The backend's semantics for the reference: stored values rounded (the
+    // reference executor rounds a value with a storage precision), and the
+    // bias of a GEMM that writes bf16 rounded too.
+    Graph ref = g;
+    ASSERT_TRUE(cuda::storeReducedActivations(ref, h200()).isOk());
+    auto p = cuda::lowerPlan(ref, h200());
+    ASSERT_TRUE(p.isOk()) << p.status().message();
+    int rounded = 0;
+    for (const cuda::LibraryGemm& lg : p->gemms) {
+      if (lg.output == Precision::kF32 || lg.bias == kNoValue) continue;
+      ref.mutableValue(lg.bias).mir.storage = lg.output;
+      ++rounded;
+    }
+    EXPECT_EQ(rounded, pooling == 1 ? 1 : 0);
     for (int64_t batch : {1, 77, 4096}) {
       std::vector<int64_t> ids{batch, 3};
       if (pooling > 1) ids.push_back(pooling);
@@ -260,10 +278,14 @@ TEST(CudaExactStorageGpu, Bf16StoredPlanMatchesTheReference) {
       for (int rep = 0; rep < 2; ++rep) {  // captured, then replayed
         auto got = (*exe)->run(in);
         ASSERT_TRUE(got.isOk()) << got.status().message();
-        auto want = runReference(g, in);
+        auto want = runReference(ref, in);
         ASSERT_TRUE(want.isOk()) << want.status().message();
-        // bf16 GEMMs: cuBLASLt's sums in another order than the reference's.
+        // bf16 products summed in another order than the reference's.
         auto cmp = compareTensors((*got)[0], (*want)[0], 2e-3, 2e-3);
+        EXPECT_TRUE(cmp.close) << "pooling " << pooling << " batch " << batch << ": " << cmp.message;
+        auto plain = runReference(g, in);  // f32 biases, f32 activations: the plan's bf16 bound
+        ASSERT_TRUE(plain.isOk()) << plain.status().message();
+        cmp = compareTensors((*got)[0], (*plain)[0], 5e-2, 5e-2);
         EXPECT_TRUE(cmp.close) << "pooling " << pooling << " batch " << batch << ": " << cmp.message;
       }
     }

@@ -3,9 +3,10 @@
 // generated kernels (cuda_program.h), compiles the generated kernels as one
 // NVRTC module for this GPU's architecture (cached by content hash), and
 // hands them to a CudaExecutable. Misaligned feature widths of tensor-core
-// GEMMs are padded first (lower/pad_gemm_dims.h), and activations whose
-// values are exact in 16 bits stored so (cuda_storage.cc). Without a GPU or
-// driver it reports itself unavailable and compile() fails saying why.
+// GEMMs are padded first (lower/pad_gemm_dims.h), and a bf16 plan's
+// activations stored in bf16 where its readers round them anyway
+// (cuda_storage.cc). Without a GPU or driver it reports itself unavailable
+// and compile() fails saying why.
 #include <chrono>
 
 #include "backends/cuda/cuda_device.h"
@@ -56,8 +57,8 @@ class CudaBackend : public ExecutionBackend {
     CAGR_ASSIGN_OR_RETURN(Graph padded, padGemmDims(given, cuda->hw.matrixUnit.alignElements));
     CAGR_ASSIGN_OR_RETURN(Graph split, splitConcatGemms(padded, kSplitConcatGemmMaxN));
     // Activations that hold only bf16 / f16 values, or that every reader
-    // rounds to one, are stored in it (storeExactlyReduced, cuda_storage.cc).
-    CAGR_RETURN_IF_ERROR(storeExactlyReduced(split, *cuda).status());
+    // rounds to one, are stored in it (cuda_storage.cc).
+    CAGR_RETURN_IF_ERROR(storeReducedActivations(split, *cuda).status());
     auto plan = std::make_shared<const Graph>(std::move(split));
     CAGR_ASSIGN_OR_RETURN(Program program, lowerPlan(*plan, *cuda, dev.major * 10 + dev.minor, dev.sms));
     CompileStats stats;

@@ -263,9 +263,6 @@ Status PreparedGemm::prepareLt(BlasContext& ctx, const LibraryGemm& p, const Col
   CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_TRANSA, ta, w));
   CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_TRANSB, tb, w));
   CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogueOf(p), w));
-  if (p.output != Precision::kF32 && p.bias != kNoValue) {  // the bias stays f32 (its default is D's type)
-    CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, CUDA_R_32F, w));
-  }
   const cudaDataType_t in = dataType(p.operands), out = dataType(p.output);
   CAGR_RETURN_IF_ERROR(
       makeLayout(&layoutA_, in, c.transA ? c.k : c.m, c.transA ? c.m : c.k, c.lda, c.batch, c.strideA, w));

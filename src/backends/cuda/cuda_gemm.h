@@ -36,7 +36,8 @@ struct LibraryGemm {
   // Device element type of A and B: f32, or bf16 / f16 when an activation
   // operand is stored so (cuda_storage.cc; then math is that precision and a
   // constant operand is uploaded in it), and of the output (f32, or the
-  // operands' type: cuBLASLt writes 16-bit D only from 16-bit A and B).
+  // operands' type: cuBLASLt writes 16-bit D only from 16-bit A and B, and
+  // then takes its bias in D's type too: rounded, as autocast rounds it).
   Precision operands = Precision::kF32, output = Precision::kF32;
   std::string note;                       // why the library differs from the plan's kernel ("" if it does not)
 };

@@ -128,7 +128,7 @@ class Lowering {
     s.name = libraryGemmName(lg) + lg.note;
     const WeightFormat formats[] = {{lg.anchor.a, true, lg.padA, false, lg.operands},
                                     {lg.anchor.b, true, lg.padB, lg.flipB, lg.operands},
-                                    {lg.bias, true, 0},
+                                    {lg.bias, true, 0, false, lg.output},  // cuBLASLt: the bias has D's type
                                     {lg.addend, true, 0}};
     for (WeightFormat f : formats) {
       if (f.value == kNoValue) continue;

@@ -85,14 +85,16 @@ bool isLookupGroup(const Graph& g, const std::vector<NodeId>& members);
 StatusOr<LibraryGemm> libraryGemmFor(const Graph& g, const ValueUses& uses, const Target& t,
                                      const std::vector<NodeId>& members, NodeId anchor, KernelId k);
 
-/// Exact 16-bit activation storage, a lowering step of the CUDA backend
-/// (cuda_storage.cc; not a policy decision): marks bf16 / f16 the values
-/// between kernels that hold only values of that type (a one-id-per-bag
-/// lookup of tables stored so) or that every reader rounds to it anyway
-/// (GEMMs on cuBLASLt in that math), where the writer and every reader
-/// handle the type. Outputs are unchanged; activation bytes halve.
-/// CAGR_CUDA_EXACT_STORAGE=0 turns it off. Returns the values marked.
-StatusOr<int> storeExactlyReduced(Graph& plan, const Target& t);
+/// 16-bit activation storage for bf16 / f16 plans, a lowering step of the
+/// CUDA backend (cuda_storage.cc; not a policy decision): marks bf16 / f16
+/// the values between kernels that hold only values of that type (a
+/// one-id-per-bag lookup of tables stored so) or that every reader rounds
+/// to it anyway (GEMMs on cuBLASLt in that math), where the writer and
+/// every reader handle the type. The one value it changes: a GEMM that
+/// writes 16 bits takes its bias rounded to them (cuBLASLt's rule, and
+/// autocast's). CAGR_CUDA_REDUCED_ACTIVATIONS=0 turns it off. Returns the
+/// number of values marked.
+StatusOr<int> storeReducedActivations(Graph& plan, const Target& t);
 
 /// Device buffers of one batch size.
 struct ArenaPlan {
@@ -118,8 +120,8 @@ StatusOr<ArenaPlan> arenaShapes(const Graph& g, const Program& p, const SymbolBi
 void placeArena(const Graph& g, const Program& p, const std::vector<size_t>& stepScratch, ArenaPlan& a);
 
 /// Bytes of one element of `v` on the device (codegen.h: f32 activations,
-/// 2 for those storeExactlyReduced marked bf16 / f16, i64 ids; other dtypes
-/// as stored).
+/// 2 for those storeReducedActivations marked bf16 / f16, i64 ids; other
+/// dtypes as stored).
 size_t deviceElementBytes(const Graph& g, ValueId v);
 
 }  // namespace cagr::cuda

@@ -1,28 +1,32 @@
-// Exact 16-bit activation storage (see cuda_program.h, storeExactlyReduced):
-// a lowering step of the CUDA backend, like lower/pad_gemm_dims.h — not a
-// policy decision, and it never changes a value the plan computes.
+// 16-bit activation storage for bf16 / f16 plans (see cuda_program.h,
+// storeReducedActivations): a lowering step of the CUDA backend, like
+// lower/pad_gemm_dims.h — not a policy decision.
 //
-// A bf16 plan computes its GEMMs in bf16 but kept every activation in f32,
+// A bf16 plan computed its GEMMs in bf16 but kept every activation in f32,
 // so its arena held twice the bytes eager PyTorch under autocast holds
-// (DeepFM bf16 4096: 20.4 MB against eager's 14.9 on the H200). Storing a
-// value in 16 bits is exact in two cases, and only those are taken:
+// (DeepFM bf16 4096: 20.4 MB against eager's 14.9 on the H200). A value is
+// stored in 16 bits in two cases only:
 //  - every element already is a value of that type: a lookup with one id
-//    per bag (no offsets, no per-id weights) whose tables there are stored in it
-//    writes table rows unchanged (sum, mean and max of one row are the row);
+//    per bag (no offsets, no per-id weights) whose tables there are stored
+//    in it writes table rows unchanged (sum, mean and max of one row are the
+//    row) — exact;
 //  - every reader rounds it to that type before use: the A / B operand of a
 //    GEMM run by cuBLASLt in that math, which converts its f32 operands
-//    anyway (the reference executor rounds them the same way).
-// The writer must write the type — the lookup kernel (its output or the
-// column slices it writes) or a cuBLASLt GEMM whose operands are already
-// stored so (cuBLASLt writes a 16-bit D only from 16-bit A and B) — and
-// every reader must read it: a cuBLASLt GEMM in that math (its constant
-// operand is then uploaded in the type, exact for the same reason), or, for
-// lookup-exact values, the interaction / FM kernels, which read their inputs
-// through the typed loads of the code generator. Lone views (reshapes)
-// share their input's bytes and take its storage. Graph inputs and outputs
-// stay f32. Groups are visited in kernel order, so a GEMM sees its input's
-// decision before its own output is considered: DeepFM's embeddings, then
-// each hidden layer of its MLP whose reader is another bf16 GEMM.
+//    anyway (the reference executor rounds them the same way). The writer
+//    is then a cuBLASLt GEMM whose operands are stored so (cuBLASLt writes a
+//    16-bit D only from 16-bit A and B), and cuBLASLt takes that call's bias
+//    in D's type: the bias is rounded to bf16 / f16 — as PyTorch's autocast
+//    rounds it — the one value this step changes (tests hold the result to
+//    the reference run with those biases rounded).
+// Every reader must read the type: a cuBLASLt GEMM in that math (its
+// constant operand is then uploaded in the type, exact for the same reason)
+// or, for the lookups' exact values, the interaction / FM kernels, which
+// read their inputs through the code generator's typed loads. The lookup
+// kernel writes 16-bit rows (its output or the column slices it writes).
+// Lone views (reshapes) share their input's bytes and take its storage.
+// Graph inputs and outputs stay f32. Groups are visited in kernel order, so
+// a GEMM sees its input's decision before its own output is considered:
+// DeepFM's embeddings, then each hidden layer that another bf16 GEMM reads.
 #include <cstdlib>
 #include <cstring>
 
@@ -147,8 +151,8 @@ class ExactStorage {
 
 }  // namespace
 
-StatusOr<int> storeExactlyReduced(Graph& plan, const Target& t) {
-  if (const char* e = std::getenv("CAGR_CUDA_EXACT_STORAGE"); e != nullptr && std::strcmp(e, "0") == 0) return 0;
+StatusOr<int> storeReducedActivations(Graph& plan, const Target& t) {
+  if (const char* e = std::getenv("CAGR_CUDA_REDUCED_ACTIVATIONS"); e != nullptr && std::strcmp(e, "0") == 0) return 0;
   CAGR_ASSIGN_OR_RETURN(auto groups, loweredGroups(plan));
   return ExactStorage(plan, t, std::move(groups)).run();
 }
