@@ -540,14 +540,6 @@ TEST(CudaDlrmGpu, GemmSmallAndInteractionMatchTheReference) {
   for (auto [n, kd] : std::vector<std::pair<int64_t, int64_t>>{{32, 1}, {96, 7}, {512, 13}, {512, 16}})
     graphs.emplace_back(std::to_string(n) + "x" + std::to_string(kd) + " transB (rows)", gemmGraph(n, kd, true));
   for (const auto& [what, g] : graphs) matchesReference(**backend, g, what, 1e-5, 1e-4);
-  // The row kernel summing two and four rows a thread at a time.
-  for (const char* r : {"2", "4"}) {
-    ScopedEnv rows("CAGR_GEMM_ROWK_ROWS", r);
-    for (auto [n, kd] : std::vector<std::pair<int64_t, int64_t>>{{96, 7}, {512, 13}}) {
-      const std::string what = std::to_string(n) + "x" + std::to_string(kd) + " (rows, " + r + " at a time)";
-      matchesReference(**backend, gemmGraph(n, kd, true), what, 1e-5, 1e-4);
-    }
-  }
 }
 
 TEST(CudaDlrmGpu, GemmChainMatchesTheReference) {
