@@ -114,16 +114,15 @@ __device__ __forceinline__ void cagr_gemm_dot(long long batch, long long M, long
 // registers (loaded once per block: no shared memory, no staging wait), so a
 // row costs K shuffles and K * J FMAs per thread and each store instruction
 // writes 32 consecutive floats; lane k < K of each warp reads A's element k
-// of the row. A thread sums R rows at a time (R * J independent sums), the
-// next R rows' elements loaded while it does.
+// of the row, two rows ahead of the one being summed.
 template <int N>
 struct CagrRowkShape {
   static constexpr int TC = N % 128 == 0 ? 128 : N % 64 == 0 ? 64 : 32, J = N / TC;
 };
-template <int K, int N, int T, int R, typename LA, typename LB, typename EPI>
+template <int K, int N, int T, typename LA, typename LB, typename EPI>
 __device__ __forceinline__ void cagr_gemm_rowk(long long M, LA la, LB lb, EPI epi) {
   constexpr int TC = CagrRowkShape<N>::TC, J = CagrRowkShape<N>::J, S = T / TC;
-  static_assert(N % 32 == 0 && T % TC == 0 && K <= 32 && R >= 1, "cagr_gemm_rowk: shape");
+  static_assert(N % 32 == 0 && T % TC == 0 && K <= 32, "cagr_gemm_rowk: shape");
   const int t = threadIdx.x % TC, lane = threadIdx.x % 32;
   float w[K][J];
 #pragma unroll
@@ -133,34 +132,22 @@ __device__ __forceinline__ void cagr_gemm_rowk(long long M, LA la, LB lb, EPI ep
   const long long step = (long long)gridDim.x * S;
   long long r = (long long)blockIdx.x * S + threadIdx.x / TC;
   auto row = [&](long long i) { return i < M && lane < K ? la(0ll, i, (long long)lane) : 0.f; };
-  float x[R];
+  float x0 = row(r), x1 = row(r + step);
+  for (; r < M; r += step) {
+    const float x2 = row(r + 2 * step);
+    float acc[J];
 #pragma unroll
-  for (int i = 0; i < R; ++i) x[i] = row(r + i * step);
-  for (; r < M; r += R * step) {
-    float next[R], acc[R][J];
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-      next[i] = row(r + (R + i) * step);
-#pragma unroll
-      for (int j = 0; j < J; ++j) acc[i][j] = 0.f;
-    }
+    for (int j = 0; j < J; ++j) acc[j] = 0.f;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
+      const float a = __shfl_sync(0xffffffffu, x0, k);
 #pragma unroll
-      for (int i = 0; i < R; ++i) {
-        const float a = __shfl_sync(0xffffffffu, x[i], k);
-#pragma unroll
-        for (int j = 0; j < J; ++j) acc[i][j] = fmaf(a, w[k][j], acc[i][j]);
-      }
+      for (int j = 0; j < J; ++j) acc[j] = fmaf(a, w[k][j], acc[j]);
     }
 #pragma unroll
-    for (int i = 0; i < R; ++i) {
-      if (i == 0 || r + i * step < M) {
-#pragma unroll
-        for (int j = 0; j < J; ++j) epi(0ll, r + i * step, (long long)(t + TC * j), acc[i][j]);
-      }
-      x[i] = next[i];
-    }
+    for (int j = 0; j < J; ++j) epi(0ll, r, (long long)(t + TC * j), acc[j]);
+    x0 = x1;
+    x1 = x2;
   }
 }
 )CUDA";
@@ -176,12 +163,6 @@ __device__ __forceinline__ void cagr_gemm_rowk(long long M, LA la, LB lb, EPI ep
 int rowkBlocksPerSm() {
   const std::string v = envValue("CAGR_GEMM_ROWK_BLOCKS");
   return v.size() == 1 && v[0] >= '1' && v[0] <= '8' ? v[0] - '0' : 2;
-}
-// Rows a thread of cagr_gemm_rowk sums at a time: 1 (CAGR_GEMM_ROWK_ROWS = 1,
-// 2 or 4 for measurements).
-int rowkRows() {
-  const std::string v = envValue("CAGR_GEMM_ROWK_ROWS");
-  return v == "2" || v == "4" ? v[0] - '0' : 1;
 }
 
 bool rowKernel(const std::vector<Dim>& batch, Dim n, Dim kd) {
@@ -535,7 +516,7 @@ StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src
     rule.minBlocksPerSm = 2;
     rule.maxBlocks = std::max(rowkBlocksPerSm() * int64_t{r.sms}, int64_t{1});
     k.body += "  cagr_gemm_rowk<" + std::to_string(d.kd) + ", " + std::to_string(d.n) + ", " +
-              std::to_string(rule.threads) + ", " + std::to_string(rowkRows()) + ">(" + M + ", la, lb, epi);\n";
+              std::to_string(rule.threads) + ">(" + M + ", la, lb, epi);\n";
     shapeName = ", rows of " + std::to_string(d.n);
   } else if (t.dotColumns > 0) {
     k.body += "  cagr_gemm_dot<" + std::to_string(t.dotColumns) + ">(" + k.size(d.batch) + ", " + M + ", " + K +
