@@ -184,7 +184,7 @@ TEST(CudaDlrmCodegen, GemmSmallOnEveryDlrmLayerCompiles) {
       // 4096x512x13: one warp per row of 512 (K <= 16); 4096x1x256: one warp
       // per row's dot.
       EXPECT_NE(names.find("nvrtc.gemm_small[gemm, 64x128 tiles]"), std::string::npos) << names;
-      EXPECT_NE(names.find("nvrtc.gemm_small[gemm, 32 rows of 64]"), std::string::npos) << names;
+      EXPECT_NE(names.find("nvrtc.gemm_small[gemm, 16 or 32 rows of 64]"), std::string::npos) << names;
       EXPECT_NE(names.find("nvrtc.gemm_small[gemm, rows of 512]"), std::string::npos) << names;
       EXPECT_NE(names.find("nvrtc.gemm_small[gemm, 32 rows of 16]"), std::string::npos) << names;
       EXPECT_NE(names.find("nvrtc.gemm_small[gemm, row dots]"), std::string::npos) << names;
@@ -206,7 +206,7 @@ TEST(CudaDlrmCodegen, GemmSmallOnEveryDlrmLayerCompiles) {
       EXPECT_EQ(count(x3Names, "nvrtc.gemm_small[gemm, 3xtf32 64x64 cp.async tiles]"), 1) << x3Names;
       EXPECT_EQ(count(sm75Names, "nvrtc.gemm_small[gemm, 32x64 tiles]"), 1) << sm75Names;
       EXPECT_EQ(count(sm75Names, "nvrtc.gemm_small[gemm, 16x16 tiles]"), 1) << sm75Names;
-      EXPECT_EQ(count(sm75Names, "32 rows of"), 0) << sm75Names;
+      EXPECT_EQ(count(sm75Names, " rows of 16]") + count(sm75Names, " rows of 64]"), 0) << sm75Names;
       compileAndCheck(g, x3->moduleSource, x3->kernels, std::string(model) + " gemm_small 3xtf32");
       compileAndCheck(g, x3->moduleSource, x3->kernels, std::string(model) + " gemm_small 3xtf32 sm_80", "sm_80");
       compileAndCheck(g, sm75->moduleSource, sm75->kernels, std::string(model) + " gemm_small sm_75", "sm_75");
@@ -230,7 +230,7 @@ TEST(CudaDlrmCodegen, GemmSmallTileShapesFollowNAndK) {
       b.group({"gemm" + id, "r" + id}, label++, "nvrtc.gemm_small");
       const bool narrow = (n == 16 || n == 64) && kd % 4 == 0 && kd <= 256;
       want.push_back(n <= 4           ? "row dots"
-                     : narrow         ? "32 rows of " + std::to_string(n)
+                     : narrow         ? (n >= 32 ? "16 or 32" : "32") + std::string(" rows of ") + std::to_string(n)
                      : kd <= 16 && n % 32 == 0 ? "rows of " + std::to_string(n)
                                                : "tiles");
     }
@@ -247,7 +247,7 @@ TEST(CudaDlrmCodegen, GemmSmallTileShapesFollowNAndK) {
 TEST(CudaDlrmCodegen, NarrowKernelLaunchesHoldAllOfBAndTheRowTile) {
   // Every narrow shape (N 16 / 32 / 64; K from a quad to 256, whole and cut
   // chunks; the weight as stored [N, K]) in one module: 512 threads, a block
-  // per 32 rows up to two per SM, and dynamic shared memory for A's 32-row
+  // per 16 rows (N >= 32) or 32 up to two per SM, and dynamic shared memory for A's 32-row
   // tile (or the four parts' sums, when larger: N = 64, K <= 252) plus all
   // of B — what CagrNarrowShape lays out in the kernel.
   Builder b;
@@ -270,16 +270,21 @@ TEST(CudaDlrmCodegen, NarrowKernelLaunchesHoldAllOfBAndTheRowTile) {
   for (size_t i = 0; i < shapes.size(); ++i) {
     const auto [n, kd] = shapes[i];
     const cuda::GeneratedKernel& k = prog->kernels[i];
-    EXPECT_EQ(k.name, "nvrtc.gemm_small[gemm, 32 rows of " + std::to_string(n) + "]+relu");
+    const int64_t tile = n >= 32 ? 16 : 32;  // 16-row tiles below 16 x 132 rows where N allows
+    EXPECT_EQ(k.name, "nvrtc.gemm_small[gemm, " + std::string(n >= 32 ? "16 or 32" : "32") + " rows of " +
+                          std::to_string(n) + "]+relu");
     const int64_t sums = 4 * 32 * n, want = 4 * (std::max(32 * (kd + 4), sums) + kd * n);
     for (int64_t rows : {1, 77, 4096, 65536}) {
       cuda::Launch l = k.launch(extentsAt(b.g, k, rows));
       EXPECT_EQ(l.sharedBytes, static_cast<unsigned>(want)) << k.name << " K = " << kd;
       EXPECT_LE(l.sharedBytes, 227u * 1024) << k.name;
       EXPECT_EQ(l.block[0], 512u);
-      EXPECT_EQ(l.grid[0], static_cast<unsigned>(std::min<int64_t>((rows + 31) / 32, 2 * 132))) << rows;
+      EXPECT_EQ(l.grid[0], static_cast<unsigned>(std::min<int64_t>((rows + tile - 1) / tile, 2 * 132))) << rows;
     }
   }
+  // Where N allows it the kernel picks its tile by the launch's rows.
+  EXPECT_NE(prog->moduleSource.find("< 2112LL) cagr_gemm_narrow<64, 256, 4, 16>("), std::string::npos);
+  EXPECT_NE(prog->moduleSource.find("else cagr_gemm_narrow<64, 256, 4, 32>("), std::string::npos);
   compileAndCheck(b.g, prog->moduleSource, prog->kernels, "narrow shapes");
 }
 
@@ -301,14 +306,14 @@ TEST(CudaDlrmCodegen, GemmChainKeepsTheFirstLayersRowsOnChip) {
     ASSERT_EQ(prog->kernels.size(), 1u);
     const cuda::GeneratedKernel& k = prog->kernels[0];
     const std::string last = s.last == OpKind::kRelu ? "relu" : "sigmoid";
-    EXPECT_EQ(k.name, "nvrtc.gemm_small[gemm+relu+gemm, 32 rows of " + std::to_string(s.n1) + " then " +
-                          std::to_string(s.n2) + "]+" + last);
+    EXPECT_EQ(k.name, "nvrtc.gemm_small[gemm+relu+gemm, " + std::string(s.n1 >= 32 ? "16 or 32" : "32") +
+                          " rows of " + std::to_string(s.n1) + " then " + std::to_string(s.n2) + "]+" + last);
     const int64_t sums = 4 * 32 * s.n1;
     const int64_t want = 4 * (std::max(32 * (s.k + 4), sums) + s.k * s.n1 + s.n1 * s.n2 + 32 * (s.n1 + 4));
     cuda::Launch l = k.launch(extentsAt(g, k, 4096));
     EXPECT_EQ(l.sharedBytes, static_cast<unsigned>(want)) << k.name;
     EXPECT_EQ(l.block[0], 512u);
-    EXPECT_EQ(l.grid[0], 128u);
+    EXPECT_EQ(l.grid[0], s.n1 >= 32 ? 256u : 128u);  // 16- or 32-row blocks (the kernel takes 32 rows here)
     compileAndCheck(g, prog->moduleSource, prog->kernels, k.name);
   }
   const Target probed = rwtest::target(rwtest::repoPath("bench/results/hw/h200-probed.json"));
@@ -321,7 +326,7 @@ TEST(CudaDlrmCodegen, GemmChainKeepsTheFirstLayersRowsOnChip) {
   auto prog = cuda::lowerPlan(r->plan, probed);
   ASSERT_TRUE(prog.isOk()) << prog.status().message();
   int chains = 0;
-  for (const auto& k : prog->kernels) chains += k.name.find("32 rows of 64 then 16]+relu") != std::string::npos;
+  for (const auto& k : prog->kernels) chains += k.name.find("16 or 32 rows of 64 then 16]+relu") != std::string::npos;
   EXPECT_EQ(chains, 1);
   compileAndCheck(r->plan, prog->moduleSource, prog->kernels, "dlrm greedy on the probed profile");
   // Before sm_80 (no cp.async narrow kernel) the chain runs as its two layers.

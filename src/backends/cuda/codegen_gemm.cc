@@ -367,18 +367,42 @@ std::optional<std::string> narrowB(KernelBuilder& k, const Node& n, const GemmDe
 // The narrow kernel's parts (threads summing one slice of K): 4, or 8 with
 // CAGR_GEMM_NARROW_PARTS=8.
 int narrowParts() { return envValue("CAGR_GEMM_NARROW_PARTS") == "8" ? 8 : 4; }
+// The narrow kernel's row tile: 32 rows, or 16 for launches of fewer than
+// 16 x SMs rows where every part's threads still get a whole row (N >= 32):
+// half the tile, twice the blocks. Measured on the H200 (DLRM fp32, its
+// 256 -> 64 -> 16 chain, three interleaved rounds, `cagr bench --json`): at
+// batch 256 the plan took 0.0453 ms with 16-row tiles (16 blocks) against
+// 0.0474 with 32 (8 blocks); at 4096, 0.1225 against 0.1209 (256 blocks of
+// 16 rows, two per SM, against 128 of 32), so large launches keep 32.
+// CAGR_GEMM_NARROW_ROWS=32 keeps 32 rows at every size.
+int64_t narrowSmallTile(int64_t n) { return n >= 32 && envValue("CAGR_GEMM_NARROW_ROWS") != "32" ? 16 : 32; }
 
-// The narrow kernel's launch: whole 32-row tiles, 512 threads, at most two
-// blocks per SM (each copies all of B); `extraFloats` of shared memory
-// beyond CagrNarrowShape<N, K>'s own.
+// "16 or 32" / "32": the row tiles of a narrow kernel of N = `n` (kernel names).
+std::string narrowRowsText(int64_t n) { return narrowSmallTile(n) == 16 ? "16 or 32" : "32"; }
+
+// The call of cagr_gemm_narrow(_core) with `args` for `m` rows: the 16-row
+// tile below 16 x SMs rows when the shape has it, else the 32-row one.
+std::string narrowCall(const CodegenRequest& r, const std::string& fn, const std::string& params, int64_t n,
+                       const std::string& m, const std::string& args) {
+  auto call = [&](int64_t bm) { return fn + "<" + params + ", " + std::to_string(bm) + ">(" + args + ");\n"; };
+  if (narrowSmallTile(n) == 32) return "  " + call(32);
+  return "  if (" + m + " < " + std::to_string(16 * int64_t{r.sms}) + "LL) " + call(16) + "  else " + call(32);
+}
+
+// The narrow kernel's launch: a block per row tile of the smaller size the
+// shape has (narrowCall: the kernel takes 32-row tiles from 16 x SMs rows,
+// leaving the blocks past them idle), 512 threads, at most two blocks per
+// SM (each copies all of B); shared memory for the 32-row tile plus
+// `extraFloats` beyond CagrNarrowShape<N, K>'s own.
 LaunchRule narrowRule(const CodegenRequest& r, const GemmDesc& d, int64_t extraFloats) {
   LaunchRule rule;
   rule.work = {d.m};
-  rule.roundTo = {32};
-  rule.perBlock = 32;  // rows
+  const int64_t bm = narrowSmallTile(d.n);  // rows of a block at the smallest launches (narrowCall)
+  rule.roundTo = {bm};
+  rule.perBlock = bm;
   rule.threads = 512;
   rule.maxBlocks = std::max(2 * int64_t{r.sms}, int64_t{1});  // B is copied once per block
-  const int64_t sums = narrowParts() * 32 * d.n;             // CagrNarrowShape<N, K, N2, H>
+  const int64_t sums = narrowParts() * 32 * d.n;  // CagrNarrowShape<N, K, N2, H, 32>: the larger tile's
   rule.sharedBytes = static_cast<unsigned>((std::max(32 * (d.kd + 4), sums) + d.kd * d.n + extraFloats) * 4);
   return rule;
 }
@@ -424,12 +448,13 @@ StatusOr<GeneratedKernel> generateGemmChain(const CodegenRequest& r, std::string
   CAGR_RETURN_IF_ERROR(tail.emit(k, "v", "l", epi, "    "));
   k.body += act + "  auto epi = [&](long long bi, long long m, long long n, float acc) {\n" + epi + "  };\n";
   auto i = [](int64_t v) { return std::to_string(v); };
-  k.body += "  cagr_gemm_narrow_core<" + i(d1.n) + ", " + i(d1.kd) + ", " + i(d2.n) + ", " + i(narrowParts()) + ">(" +
-            k.dim(d1.m) + ", " + k.in(d1.a) + ", " + *b1 + ", " + *b2 + ", act, epi);\n";
+  k.body += narrowCall(r, "cagr_gemm_narrow_core", i(d1.n) + ", " + i(d1.kd) + ", " + i(d2.n) + ", " + i(narrowParts()),
+                       d1.n, k.dim(d1.m), k.dim(d1.m) + ", " + k.in(d1.a) + ", " + *b1 + ", " + *b2 + ", act, epi");
   CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
   const LaunchRule rule = narrowRule(r, d1, d1.n * d2.n + 32 * (d1.n + 4));
   return k.finish(src, rule,
-                  "nvrtc.gemm_small[gemm" + mid + "+gemm, 32 rows of " + i(d1.n) + " then " + i(d2.n) + "]" +
+                  "nvrtc.gemm_small[gemm" + mid + "+gemm, " + narrowRowsText(d1.n) + " rows of " + i(d1.n) + " then " +
+                      i(d2.n) + "]" +
                       tail.suffix(g),
                   gemmNarrowSource(), "CAGR_GEMM_NARROW");
 }
@@ -503,10 +528,12 @@ StatusOr<GeneratedKernel> generateGemm(const CodegenRequest& r, std::string& src
     prefix = std::string(tf32x3Helpers()) + gemmX3Source();
     guard = "CAGR_GEMM_X3";
   } else if (narrow) {
-    k.body += "  cagr_gemm_narrow<" + N.substr(0, N.size() - 2) + ", " + K.substr(0, K.size() - 2) + ", " +
-              std::to_string(narrowParts()) + ">(" + M + ", " + k.in(d.a) + ", " + *narrow + ", epi);\n";
+    k.body += narrowCall(r, "cagr_gemm_narrow",
+                         N.substr(0, N.size() - 2) + ", " + K.substr(0, K.size() - 2) + ", " +
+                             std::to_string(narrowParts()),
+                         d.n, M, M + ", " + k.in(d.a) + ", " + *narrow + ", epi");
     rule = narrowRule(r, d, 0);
-    shapeName = ", 32 rows of " + N.substr(0, N.size() - 2);
+    shapeName = ", " + narrowRowsText(d.n) + " rows of " + N.substr(0, N.size() - 2);
     prefix = gemmNarrowSource();
     guard = "CAGR_GEMM_NARROW";
   } else if (rowk) {

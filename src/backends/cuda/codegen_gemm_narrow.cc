@@ -2,16 +2,18 @@
 // 256 -> 64 and 64 -> 16 at batch 4096): N of 16, 32 or 64 columns, a static
 // K of at most 256 (a multiple of 4), A row-major, B as [K][N]. A block of
 // 512 threads holds all of B in shared memory (64 KB at 256 x 64, copied
-// once per block) and computes 32 whole rows of C at a time: the rows' 32 x
-// K slice of A arrives by cp.async in the same round trip as B (16 bytes at
-// a time, zeros past M), then each of H parts of 512 / H threads sums a
-// slice of K — thread (ty, tx) of a part keeps rows ty * TM .. + TM - 1 by
-// columns 4 tx .. 4 tx + 3 in registers (H = 4: 16 sums for every 8
-// shared-memory loads of a k quad at N = 64; H = 8: 32 for 12) — and the
-// parts' sums meet in shared memory, where all 512 threads add them and run
-// the epilogue. H is 4 (CAGR_GEMM_NARROW_PARTS=8: eight).
+// once per block) and computes BM = 32 (or 16) whole rows of C at a time:
+// the rows' BM x K slice of A arrives by cp.async in the same round trip as
+// B (16 bytes at a time, zeros past M), then each of H parts of 512 / H
+// threads sums a slice of K — thread (ty, tx) of a part keeps rows ty * TM
+// .. + TM - 1 by columns 4 tx .. 4 tx + 3 in registers (H = 4: 16 sums for
+// every 8 shared-memory loads of a k quad at N = 64; H = 8: 32 for 12) —
+// and the parts' sums meet in shared memory, where all 512 threads add them
+// and run the epilogue. H is 4 (CAGR_GEMM_NARROW_PARTS=8: eight).
 // With 32 rows per block a 4096-row layer is 128 blocks, one per SM of an
-// H200. Measured there (ncu, DLRM's inputs) on the way to this form: K in
+// H200; launches of fewer rows than 16 per SM take 16-row tiles (BM, picked
+// by the caller at run time: codegen_gemm.cc narrowCall), twice the blocks.
+// Measured there (ncu, DLRM's inputs) on the way to this form: K in
 // chunks of 32 through a 3-stage cp.async ring, one part of 128 threads:
 // 4096x64x256 + bias + ReLU 11.8 us against cuBLASLt's 12.6, 4096x16x64 4.9
 // against 6.0 (0.39 warps issued per scheduler cycle); two parts 11.0 and
@@ -59,9 +61,9 @@ __device__ __forceinline__ void cagr_narrow_commit() {
 // Shared floats of cagr_gemm_narrow_core<N, K, N2, H>: A's row tile (or the
 // H parts' sums, whichever is larger), all of W, and for a chain (N2 > 0)
 // the second layer's weights W2 [N][N2] and the first layer's rows [BM][HP].
-template <int N, int K, int N2 = 0, int H = 4>
+template <int N, int K, int N2 = 0, int H = 4, int BM_ = 32>
 struct CagrNarrowShape {
-  static constexpr int T = 512, TG = T / H, BM = 32, LN = N / 4, TM = BM * LN / TG, KP = K + 4, HP = N + 4;
+  static constexpr int T = 512, TG = T / H, BM = BM_, LN = N / 4, TM = BM * LN / TG, KP = K + 4, HP = N + 4;
   static constexpr int RED = H * BM * N, AS = BM * KP > RED ? BM * KP : RED;
   static constexpr int FLOATS = AS + K * N + (N2 > 0 ? N * N2 + BM * HP : 0);
 };
@@ -71,11 +73,11 @@ struct CagrNarrowShape {
 // H parts of 512 / H threads each sum a slice of K; their sums meet in
 // shared memory, where every thread adds four outputs' H partial sums (in
 // part order) and runs their epilogue.
-template <int N, int K, int N2, int H, typename EPI, typename ACT>
+template <int N, int K, int N2, int H, int BM_, typename EPI, typename ACT>
 __device__ __forceinline__ void cagr_gemm_narrow_core(long long M, const float* __restrict__ A,
                                                       const float* __restrict__ W, const float* __restrict__ W2,
                                                       ACT act, EPI epi) {
-  using S = CagrNarrowShape<N, K, N2, H>;
+  using S = CagrNarrowShape<N, K, N2, H, BM_>;
   constexpr int TG = S::TG, T = S::T, BM = S::BM, LN = S::LN, TM = S::TM, KP = S::KP, Q = K / 4;
   static_assert(N % 16 == 0 && N <= 64 && K % 4 == 0 && TM >= 1 && TM * TG == BM * LN, "cagr_gemm_narrow: shape");
   static_assert(N2 >= 0 && N2 <= 64, "cagr_gemm_narrow: a chain's second layer has at most 64 columns");
@@ -175,10 +177,11 @@ __device__ __forceinline__ void cagr_gemm_narrow_core(long long M, const float* 
     }
   }
 }
-template <int N, int K, int H, typename EPI>
+template <int N, int K, int H, int BM, typename EPI>
 __device__ __forceinline__ void cagr_gemm_narrow(long long M, const float* __restrict__ A,
                                                  const float* __restrict__ W, EPI epi) {
-  cagr_gemm_narrow_core<N, K, 0, H>(M, A, W, nullptr, [](long long, long long, long long, float v) { return v; }, epi);
+  cagr_gemm_narrow_core<N, K, 0, H, BM>(
+      M, A, W, nullptr, [](long long, long long, long long, float v) { return v; }, epi);
 }
 )CUDA";
 }
