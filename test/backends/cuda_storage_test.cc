@@ -130,6 +130,8 @@ TEST(CudaReducedActivations, OneIdBagsOfBf16TablesAndLayersReadOnlyByBf16GemmsAr
   EXPECT_EQ(p->gemms[0].output, Precision::kBF16);  // g1 + ReLU into r1, one call
   EXPECT_EQ(p->gemms[0].act, cuda::Activation::kRelu);
   EXPECT_EQ(p->gemms[1].output, Precision::kF32);  // r2, read by the generated GEMM
+  EXPECT_EQ(cuda::libraryGemmName(p->gemms[0]), "cublaslt.matmul+bias+relu (bf16 operands, bf16 out)");
+  EXPECT_EQ(cuda::libraryGemmName(p->gemms[1]), "cublaslt.matmul+bias+relu (bf16 operands, f32 out)");
   // Both weights in bf16; g1's bias too (cuBLASLt takes a bf16 D's bias in
   // bf16), g2's (f32 output) stays f32.
   int bf16Weights = 0;
@@ -164,7 +166,7 @@ TEST(CudaReducedActivations, OneIdBagsOfBf16TablesAndLayersReadOnlyByBf16GemmsAr
   EXPECT_NE(m->ptx.find("st.global.v4.u32"), std::string::npos);  // eight bf16 of a row at a time
 }
 
-TEST(CudaReducedActivations, ValuesThatAreNotExactInBf16StayF32) {
+TEST(CudaReducedActivations, ValuesNotExactInBf16OrReadUnroundedStayF32) {
   struct Case {
     const char* what;
     Shape shape;

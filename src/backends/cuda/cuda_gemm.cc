@@ -291,6 +291,9 @@ std::string libraryGemmName(const LibraryGemm& p) {
   if (p.bias != kNoValue) s += "+bias";
   if (p.act == Activation::kRelu) s += "+relu";
   if (p.act == Activation::kGelu) s += "+gelu_tanh";
+  if (p.operands != Precision::kF32) {
+    s += std::string(" (") + precisionName(p.operands) + " operands, " + precisionName(p.output) + " out)";
+  }
   return s;
 }
 
