@@ -40,9 +40,9 @@ namespace {
 
 bool reduced(Precision p) { return p == Precision::kBF16 || p == Precision::kF16; }
 
-class ExactStorage {
+class ReducedActivations {
  public:
-  ExactStorage(Graph& g, const Target& t, std::vector<std::vector<NodeId>> groups)
+  ReducedActivations(Graph& g, const Target& t, std::vector<std::vector<NodeId>> groups)
       : g_(g), t_(t), uses_(valueUses(g)), groups_(std::move(groups)), groupOf_(g.nodes().size(), -1) {
     for (size_t i = 0; i < groups_.size(); ++i) {
       for (NodeId n : groups_[i]) groupOf_[static_cast<size_t>(n)] = static_cast<int>(i);
@@ -61,11 +61,9 @@ class ExactStorage {
   }
 
  private:
-  // The values group `members` writes that may be stored `p`, with `exact`
-  // set when they hold only values of type p (a lookup's rows).
   // The values group `members` writes that may be stored reduced, each with
-  // its type: a lookup's output or slices (exact: rows of tables stored so),
-  // or a cuBLASLt GEMM's output whose operands are stored reduced.
+  // its type: a lookup's output or slices (`exact`: rows of tables stored
+  // so), or a cuBLASLt GEMM's output whose operands are stored reduced.
   std::vector<std::pair<ValueId, Precision>> candidates(const std::vector<NodeId>& members, bool& exact) {
     if (isLookupGroup(g_, members)) {
       exact = true;
@@ -154,7 +152,7 @@ class ExactStorage {
 StatusOr<int> storeReducedActivations(Graph& plan, const Target& t) {
   if (const char* e = std::getenv("CAGR_CUDA_REDUCED_ACTIVATIONS"); e != nullptr && std::strcmp(e, "0") == 0) return 0;
   CAGR_ASSIGN_OR_RETURN(auto groups, loweredGroups(plan));
-  return ExactStorage(plan, t, std::move(groups)).run();
+  return ReducedActivations(plan, t, std::move(groups)).run();
 }
 
 }  // namespace cagr::cuda
