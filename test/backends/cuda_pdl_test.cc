@@ -1,7 +1,9 @@
 // Programmatic dependent launch of the generated kernels (issue 6): every
 // kernel the code generator emits starts with CAGR_GRID_DEPS(), which on
 // sm_90+ waits for the grid it was launched after (griddepcontrol.wait) and
-// compiles to nothing below sm_90; the runtime launches such kernels with
+// compiles to nothing below sm_90 — except an interaction with lookups,
+// which waits after them, its generated predecessor letting it launch early
+// (CAGR_CUDA_PDL_PREFETCH=0: not so); the runtime launches such kernels with
 // the programmatic-serialization attribute on sm_90+ (CAGR_CUDA_PDL=0: never;
 // =early: each kernel also lets its successor launch at once). Without a GPU
 // the generated code is checked and compiled; on one (skipped without) a
@@ -52,6 +54,7 @@ size_t count(const std::string& s, const std::string& what) {
 
 TEST(CudaPdl, EveryGeneratedKernelWaitsForItsPredecessorOnSm90Only) {
   ScopedEnv env("CAGR_CUDA_PDL", nullptr);
+  ScopedEnv prefetch("CAGR_CUDA_PDL_PREFETCH", "0");
   Graph g = dlrmGenerated();
   auto prog = cuda::lowerPlan(g, rwtest::target("h200"));
   ASSERT_TRUE(prog.isOk()) << prog.status().message();
@@ -60,7 +63,7 @@ TEST(CudaPdl, EveryGeneratedKernelWaitsForItsPredecessorOnSm90Only) {
   const std::string& src = prog->moduleSource;
   const size_t entries = count(src, "__global__ void");
   EXPECT_EQ(count(src, "{\n  CAGR_GRID_DEPS();\n"), entries) << "a kernel does not start with the wait";
-  EXPECT_EQ(count(src, "launch_dependents"), 1u) << "only in the opt-in early form";
+  EXPECT_EQ(count(src, "  CAGR_GRID_LAUNCH();\n"), 0u) << "only for a kernel that waits late";
 
   cuda::NvrtcOptions o;
   o.useCache = false;
@@ -83,6 +86,48 @@ TEST(CudaPdl, EveryGeneratedKernelWaitsForItsPredecessorOnSm90Only) {
   EXPECT_EQ(count(e90->ptx, "griddepcontrol.launch_dependents"), entries);
 }
 
+// The interaction does its lookups before it waits for the kernel before it
+// (the bottom MLP's last layer, generated here), which launches it early:
+// the interaction's kernel starts without the wait and waits in its body,
+// the layer's starts by letting it launch; nothing else changes.
+TEST(CudaPdl, TheInteractionLooksUpBeforeItWaitsAndItsPredecessorLaunchesItEarly) {
+  ScopedEnv env("CAGR_CUDA_PDL", nullptr);
+  ScopedEnv prefetch("CAGR_CUDA_PDL_PREFETCH", nullptr);
+  Graph g = dlrmGenerated();
+  auto prog = cuda::lowerPlan(g, rwtest::target("h200"));
+  ASSERT_TRUE(prog.isOk()) << prog.status().message();
+  size_t late = 0, early = 0;
+  for (size_t t = 0; t < prog->steps.size(); ++t) {
+    const cuda::ProgramStep& s = prog->steps[t];
+    if (s.kind != cuda::StepKind::kGenerated) continue;
+    const cuda::GeneratedKernel& k = prog->kernels[static_cast<size_t>(s.kernel)];
+    if (k.waitsLate) {
+      ++late;
+      EXPECT_NE(k.name.find("nvrtc.interaction"), std::string::npos) << k.name;
+      ASSERT_GT(t, 0u);
+      const std::string& before = prog->steps[t - 1].name;
+      EXPECT_NE(before.find("(launches the next early)"), std::string::npos) << before;
+    }
+    early += s.name.find("(launches the next early)") != std::string::npos;
+  }
+  EXPECT_EQ(late, 1u);
+  EXPECT_EQ(early, 1u);
+  const std::string& src = prog->moduleSource;
+  const size_t entries = count(src, "__global__ void");
+  EXPECT_EQ(count(src, "{\n  CAGR_GRID_DEPS();\n"), entries - 2);
+  EXPECT_EQ(count(src, "{\n  CAGR_GRID_LAUNCH();\n  CAGR_GRID_DEPS();\n"), 1u);
+  EXPECT_EQ(count(src, "    CAGR_GRID_WAIT();\n"), 1u);  // in the interaction's sample loop, after the lookups
+  const size_t lookups = src.find("cagr_row<"), wait = src.find("    CAGR_GRID_WAIT();\n");
+  EXPECT_LT(lookups, wait);
+  cuda::NvrtcOptions o;
+  o.useCache = false;
+  o.arch = "compute_90a";
+  auto sm90 = cuda::compileModule(src, o);
+  ASSERT_TRUE(sm90.isOk()) << sm90.status().message();
+  EXPECT_EQ(count(sm90->ptx, "griddepcontrol.launch_dependents"), 1u);
+  EXPECT_GE(count(sm90->ptx, "griddepcontrol.wait"), entries);
+}
+
 // The same plan with and without programmatic launches: identical outputs
 // on every replay (the wait orders each kernel after the one before it).
 TEST(CudaPdlGpu, ProgrammaticLaunchesKeepEveryReplaysOutput) {
@@ -92,8 +137,10 @@ TEST(CudaPdlGpu, ProgrammaticLaunchesKeepEveryReplaysOutput) {
   Graph g = dlrmGenerated();
   auto in = rwtest::zooInputs("dlrm_avazu", 7);
   std::vector<Tensor> base;
-  for (const char* mode : {"0", "1", "early"}) {
-    ScopedEnv env("CAGR_CUDA_PDL", mode);
+  for (const char* mode : {"0", "1", "early", "1 without prefetch"}) {
+    ScopedEnv env("CAGR_CUDA_PDL", std::string(mode).substr(0, std::string(mode).find(' ')).c_str());
+    const bool without = std::string(mode).find("without") != std::string::npos;
+    ScopedEnv prefetch("CAGR_CUDA_PDL_PREFETCH", without ? "0" : nullptr);
     auto exe = backend->compile(g);
     ASSERT_TRUE(exe.isOk()) << mode << ": " << exe.status().message();
     for (int rep = 0; rep < 4; ++rep) {  // the first run captures the graph, the others replay it

@@ -81,6 +81,10 @@ struct GeneratedKernel {
   // Starts with CAGR_GRID_DEPS() (the prelude), so it may be launched as a
   // programmatic dependent of the kernel before it on its stream (sm_90+).
   bool gridDeps = false;
+  // Waits itself (CAGR_GRID_WAIT()) after work that reads no predecessor's
+  // results; lowerPlan then lets the generated kernel before it on its
+  // stream launch it early (CAGR_GRID_LAUNCH()).
+  bool waitsLate = false;
 };
 
 /// One kernel group, as the runtime hands it over.

@@ -223,6 +223,7 @@ StatusOr<GeneratedKernel> KernelBuilder::finish(std::string& moduleSource, const
   k.params.insert(k.params.end(), writes_.begin(), writes_.end());
   k.numOutputs = static_cast<int>(writes_.size());
   k.gridDeps = true;
+  k.waitsLate = waitsLate;
   k.transposed = transposed_;
   std::string sig;
   for (ValueId v : reads_) sig += "const " + storageType(g(), v) + "* __restrict__ v" + std::to_string(v) + ", ";
@@ -245,7 +246,7 @@ StatusOr<GeneratedKernel> KernelBuilder::finish(std::string& moduleSource, const
   } else if (guard.empty()) {
     moduleSource += prefix;
   }
-  std::string code = canonical("(" + sig + ") {\n  CAGR_GRID_DEPS();\n" + pre + body + "}\n");
+  std::string code = canonical("(" + sig + ") {\n" + (waitsLate ? "" : "  CAGR_GRID_DEPS();\n") + pre + body + "}\n");
   std::string bounds = "__launch_bounds__(" + std::to_string(rule.threads) +
                        (rule.minBlocksPerSm > 0 ? ", " + std::to_string(rule.minBlocksPerSm) : "") + ")";
   std::string tag = std::to_string(std::hash<std::string>{}(bounds + code)) + "." + std::to_string(code.size());

@@ -88,6 +88,10 @@ class KernelBuilder {
   /// one's entry instead of adding a copy.
   StatusOr<GeneratedKernel> finish(std::string& moduleSource, const LaunchRule& rule, std::string name,
                                    const std::string& prefix = "", const std::string& guard = "");
+  /// The body calls CAGR_GRID_WAIT() itself, before its first read of a
+  /// buffer another kernel writes and before its first write
+  /// (GeneratedKernel::waitsLate); else the kernel starts with CAGR_GRID_DEPS().
+  bool waitsLate = false;
 
  private:
   struct SymbolSource {

@@ -8,6 +8,7 @@
 // the concatenated embeddings never exist in device memory.
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "backends/cuda/codegen_kernel.h"
 #include "ir/dims.h"
@@ -225,8 +226,12 @@ BagCode emitBag(KernelBuilder& k, const LookupInfo& li, int t, int vec, const st
 // A lane finds its segment's table in block-shared arrays indexed by the
 // segment (filled once, `prologue`), not by a switch its warp would take
 // divergently for every segment it holds.
-std::string emitFill(KernelBuilder& k, const RecPlan& p, RowBuilder& rb, std::string& prologue) {
+// `lookups`: only the lookup segments (true), only the others (false), or
+// all (nullopt).
+std::string emitFill(KernelBuilder& k, const RecPlan& p, RowBuilder& rb, std::string& prologue,
+                     std::optional<bool> lookups = std::nullopt) {
   const Graph& g = k.g();
+  std::string tabs;  // the segments' tables, filled into block-shared arrays once (appended to `prologue`)
   const int perRound = 32 / p.lanes;
   int64_t longest = 1;
   for (const Segment& seg : p.x) longest = std::max(longest, seg.len);
@@ -238,6 +243,7 @@ std::string emitFill(KernelBuilder& k, const RecPlan& p, RowBuilder& rb, std::st
   std::string bounds, first, rows, stores;
   for (const Unit& u : fillUnits(g, p, rb)) {
     const Segment& seg = p.x[u.first];
+    if (lookups && *lookups != (seg.kind == Segment::kLookup)) continue;
     std::string len = std::to_string(seg.len), a = std::to_string(u.first), b = std::to_string(u.first + u.count);
     std::string in = "s >= " + a + " && s < " + b;
     std::string fetch;
@@ -246,7 +252,7 @@ std::string emitFill(KernelBuilder& k, const RecPlan& p, RowBuilder& rb, std::st
       for (size_t i = u.first; i < u.first + u.count; ++i) {
         ValueId t = li.tables[static_cast<size_t>(p.x[i].table)];
         std::string at = "[" + std::to_string(i) + "] = ";
-        prologue += "    cagr_seg_tab" + at + k.in(t) + ";\n    cagr_seg_rows" + at + k.extent(t, 0) +
+        tabs += "    cagr_seg_tab" + at + k.in(t) + ";\n    cagr_seg_rows" + at + k.extent(t, 0) +
                     ";\n    cagr_seg_slot" + at + std::to_string(li.slots[static_cast<size_t>(p.x[i].table)]) +
                     "LL;\n    cagr_seg_sub" + at + std::to_string(p.x[i].sub) + "LL;\n";
       }
@@ -274,6 +280,7 @@ std::string emitFill(KernelBuilder& k, const RecPlan& p, RowBuilder& rb, std::st
               "; ++q) { const int e = pos + q; xs[e / " + D + " * " + Pt + " + e % " + D + "] = a[g][ch][q]; }\n" +
               "        }\n";
   }
+  if (rows.empty()) return "";
   std::string round = "      const int s = lane / " + L + " + (r0 + g) * " + std::to_string(perRound) + ";\n";
   std::string loop = "#pragma unroll\n      for (int g = 0; g < " + G + "; ++g) {\n" + round;
   std::string chunk = "#pragma unroll\n      for (int ch = 0; ch < " + CH + "; ++ch) {\n        const int c = sl * " +
@@ -286,11 +293,11 @@ std::string emitFill(KernelBuilder& k, const RecPlan& p, RowBuilder& rb, std::st
   }
   code += loop + chunk + rows + "      }\n      }\n";
   code += loop + chunk + stores + "      }\n      }\n";
-  if (!prologue.empty()) {
+  if (!tabs.empty()) {
     std::string n = std::to_string(p.x.size());
-    prologue = "  __shared__ const void* cagr_seg_tab[" + n + "];\n  __shared__ long long cagr_seg_rows[" + n +
-               "], cagr_seg_slot[" + n + "], cagr_seg_sub[" + n + "];\n  if (threadIdx.x == 0) {\n" + prologue +
-               "  }\n  __syncthreads();\n";
+    prologue += "  __shared__ const void* cagr_seg_tab[" + n + "];\n  __shared__ long long cagr_seg_rows[" + n +
+                "], cagr_seg_slot[" + n + "], cagr_seg_sub[" + n + "];\n  if (threadIdx.x == 0) {\n" + tabs +
+                "  }\n  __syncthreads();\n";
   }
   return code + "    }\n    __syncwarp();\n";
 }
@@ -415,9 +422,21 @@ StatusOr<GeneratedKernel> generateRec(const CodegenRequest& r, std::string& src)
   p.perWarp = p.rows * p.pitch + (p.recWidth + 3) / 4 * 4;
   p.warps = static_cast<int>(std::clamp<int64_t>(40000 / (p.perWarp * 4), 1, 4));
   if (p.perWarp * 4 > 48000) return unsupportedAt(g, rec, "one sample's rows do not fit in shared memory");
-  std::string prologue;
-  std::string fill = emitFill(k, p, rb, prologue),
-              compute = emitCompute(p, n.attrs.getInt(p.fm ? "reduce" : "self_interaction", p.fm ? 1 : 0) != 0), writes;
+  std::string prologue, fill;
+  // With lookups and rows another kernel writes (DLRM: the tables' rows and
+  // the bottom MLP's output) the lookups come first and the kernel waits for
+  // its predecessor only after them (KernelBuilder::waitsLate), so they
+  // overlap the kernel before it (cuda_program.cc lets that one launch this
+  // early). CAGR_CUDA_PDL_PREFETCH=0: wait first.
+  const bool lookups = !rb.lookups.empty();
+  k.waitsLate = lookups && envValue("CAGR_CUDA_PDL_PREFETCH") != "0";
+  if (k.waitsLate) {
+    fill = emitFill(k, p, rb, prologue, true) + "    CAGR_GRID_WAIT();\n" + emitFill(k, p, rb, prologue, false);
+  } else {
+    fill = emitFill(k, p, rb, prologue);
+  }
+  std::string compute = emitCompute(p, n.attrs.getInt(p.fm ? "reduce" : "self_interaction", p.fm ? 1 : 0) != 0),
+              writes;
   for (ValueId u : r.outputs) {
     CAGR_ASSIGN_OR_RETURN(std::string w, emitWrite(k, p, rb, u));
     writes += w;

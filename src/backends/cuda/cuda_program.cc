@@ -107,6 +107,7 @@ class Lowering {
   void finish() {
     assignStreams();
     orderSteps();
+    launchWaitersEarly();
     for (const ProgramStep& s : p_.steps) {
       for (const WeightFormat& f : s.constants) {
         if (std::find(p_.weights.begin(), p_.weights.end(), f) == p_.weights.end()) p_.weights.push_back(f);
@@ -210,6 +211,35 @@ class Lowering {
     p_.kernels.push_back(std::move(*gk));
     p_.steps.push_back(std::move(s));
     return Status::ok();
+  }
+
+  // A generated kernel that waits late (GeneratedKernel::waitsLate: an
+  // interaction doing its lookups first) is launched while the generated
+  // kernel before it on its stream runs: that one starts with
+  // CAGR_GRID_LAUNCH(), so the dependent's blocks start as soon as all of
+  // its own have (and fill the SMs beside them). Only an entry no other step
+  // launches is changed.
+  void launchWaitersEarly() {
+    std::map<int, int> last;  // stream -> its latest step
+    std::map<std::string, int> launches;
+    for (const ProgramStep& s : p_.steps) {
+      if (s.kind == StepKind::kGenerated) ++launches[p_.kernels[static_cast<size_t>(s.kernel)].entry];
+    }
+    for (size_t t = 0; t < p_.steps.size(); ++t) {
+      const ProgramStep& s = p_.steps[t];
+      auto found = last.find(s.stream);
+      const int prev = found == last.end() ? -1 : found->second;
+      last[s.stream] = static_cast<int>(t);
+      if (prev < 0 || s.kind != StepKind::kGenerated || !p_.kernels[static_cast<size_t>(s.kernel)].waitsLate) continue;
+      const ProgramStep& before = p_.steps[static_cast<size_t>(prev)];
+      if (before.kind != StepKind::kGenerated) continue;
+      const std::string& entry = p_.kernels[static_cast<size_t>(before.kernel)].entry;
+      const size_t at = p_.moduleSource.find(" " + entry + "(");
+      const size_t open = at == std::string::npos ? at : p_.moduleSource.find("{\n", at);
+      if (launches[entry] != 1 || open == std::string::npos) continue;
+      p_.moduleSource.insert(open + 2, "  CAGR_GRID_LAUNCH();\n");
+      p_.steps[static_cast<size_t>(prev)].name += " (launches the next early)";
+    }
   }
 
   // CUDA stream indices in order of the plan's stream numbers.
