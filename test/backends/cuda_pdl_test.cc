@@ -1,8 +1,8 @@
 // Programmatic dependent launch of the generated kernels (issue 6): every
 // kernel the code generator emits starts with CAGR_GRID_DEPS(), which on
 // sm_90+ waits for the grid it was launched after (griddepcontrol.wait) and
-// compiles to nothing below sm_90 — except, with CAGR_CUDA_PDL_PREFETCH=1
-// (opt-in), an interaction with lookups, which waits after them, its
+// compiles to nothing below sm_90 — except an interaction with lookups,
+// which waits after them (CAGR_CUDA_PDL_PREFETCH=0: at the start), its
 // generated predecessor letting it launch early; the runtime launches such
 // kernels with the programmatic-serialization attribute on sm_90+
 // (CAGR_CUDA_PDL=0: never; =early: each kernel also lets its successor
@@ -55,7 +55,7 @@ size_t count(const std::string& s, const std::string& what) {
 
 TEST(CudaPdl, EveryGeneratedKernelWaitsForItsPredecessorOnSm90Only) {
   ScopedEnv env("CAGR_CUDA_PDL", nullptr);
-  ScopedEnv prefetch("CAGR_CUDA_PDL_PREFETCH", nullptr);  // off by default
+  ScopedEnv prefetch("CAGR_CUDA_PDL_PREFETCH", "0");  // on by default; the next test covers it
   Graph g = dlrmGenerated();
   auto prog = cuda::lowerPlan(g, rwtest::target("h200"));
   ASSERT_TRUE(prog.isOk()) << prog.status().message();
@@ -87,14 +87,14 @@ TEST(CudaPdl, EveryGeneratedKernelWaitsForItsPredecessorOnSm90Only) {
   EXPECT_EQ(count(e90->ptx, "griddepcontrol.launch_dependents"), entries);
 }
 
-// CAGR_CUDA_PDL_PREFETCH=1: the interaction does its lookups before it
+// By default (CAGR_CUDA_PDL_PREFETCH unset) the interaction does its lookups before it
 // waits for the kernel before it (the bottom MLP's last layer, generated
 // here), which launches it early: the interaction's kernel starts without
 // the wait and waits in its body, the layer's starts by letting it launch;
 // nothing else changes.
 TEST(CudaPdl, TheInteractionLooksUpBeforeItWaitsAndItsPredecessorLaunchesItEarly) {
   ScopedEnv env("CAGR_CUDA_PDL", nullptr);
-  ScopedEnv prefetch("CAGR_CUDA_PDL_PREFETCH", "1");
+  ScopedEnv prefetch("CAGR_CUDA_PDL_PREFETCH", nullptr);
   Graph g = dlrmGenerated();
   auto prog = cuda::lowerPlan(g, rwtest::target("h200"));
   ASSERT_TRUE(prog.isOk()) << prog.status().message();
@@ -142,7 +142,7 @@ TEST(CudaPdlGpu, ProgrammaticLaunchesKeepEveryReplaysOutput) {
   for (const char* mode : {"0", "1", "early", "1 with prefetch"}) {
     ScopedEnv env("CAGR_CUDA_PDL", std::string(mode).substr(0, std::string(mode).find(' ')).c_str());
     const bool with = std::string(mode).find("prefetch") != std::string::npos;
-    ScopedEnv prefetch("CAGR_CUDA_PDL_PREFETCH", with ? "1" : nullptr);
+    ScopedEnv prefetch("CAGR_CUDA_PDL_PREFETCH", with ? nullptr : "0");
     auto exe = backend->compile(g);
     ASSERT_TRUE(exe.isOk()) << mode << ": " << exe.status().message();
     for (int rep = 0; rep < 4; ++rep) {  // the first run captures the graph, the others replay it
