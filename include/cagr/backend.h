@@ -44,7 +44,7 @@ struct CompileOptions {
 /// Measured time of one kernel of a compiled plan (one fusion group).
 struct KernelTiming {
   std::string kernel;          // the implementation, as kernelReport() names it
-  std::vector<NodeId> nodes;   // the plan's nodes it runs (graph order)
+  std::vector<NodeId> nodes;   // the plan's nodes it runs (graph order; none a lowering step added)
   double medianMs = 0;         // wall time per run: median over the repeats (measured)
   double minMs = 0;            // wall time per run: fastest repeat (measured)
   double cpuMs = 0;            // CPU time of the calling thread per run, median (measured)

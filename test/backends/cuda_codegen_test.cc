@@ -113,22 +113,43 @@ void compileAndCheck(const std::string& src, const std::vector<cuda::GeneratedKe
   for (const auto& k : kernels) EXPECT_NE(m->ptx.find(".entry " + k.entry + "("), std::string::npos) << k.entry;
 }
 
-// Lowers a plan the way the CUDA backend does (misaligned tensor-core
-// widths padded, narrow GEMMs over a concat split first) and compiles its
-// module.
+// Lowers a plan the way the CUDA backend does (its graph-level steps first,
+// cuda::prepareGraph) and compiles its module.
 void lowerAndCompile(const Graph& given, const std::string& what, size_t minKernels = 1) {
   ASSERT_TRUE(verifyPlan(given, h200()).isOk()) << what << ": " << verifyPlan(given, h200()).message();
-  auto padded = padGemmDims(given, h200().hw.matrixUnit.alignElements);
-  ASSERT_TRUE(padded.isOk()) << what << ": " << padded.status().message();
-  auto split = splitConcatGemms(*padded, kSplitConcatGemmMaxN);
-  ASSERT_TRUE(split.isOk()) << what << ": " << split.status().message();
-  const Graph& plan = *split;
+  auto prepared = cuda::prepareGraph(given, h200());
+  ASSERT_TRUE(prepared.isOk()) << what << ": " << prepared.status().message();
+  const Graph& plan = *prepared;
   ASSERT_TRUE(verifyPlan(plan, h200()).isOk()) << what << " padded: " << verifyPlan(plan, h200()).message();
   auto p = cuda::lowerPlan(plan, h200());
   ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();
   ASSERT_GE(p->kernels.size(), minKernels) << what;
   checkLaunches(plan, p->kernels);
   compileAndCheck(p->moduleSource, p->kernels, what);
+}
+
+// The graph the backend runs keeps the plan's node names: planNodeIds maps
+// each node back to the plan's (what profile() reports), and the nodes a
+// lowering step added (DCN-v2's head over [cross | deep] split in two
+// GEMMs) to none.
+TEST(CudaPrepareGraph, NodesMapBackToThePlanExceptThoseAStepAdded) {
+  Graph plan = optimized(rwtest::zoo("dcnv2"), "greedy");
+  auto prepared = cuda::prepareGraph(plan, h200());
+  ASSERT_TRUE(prepared.isOk()) << prepared.status().message();
+  std::vector<NodeId> ids = cuda::planNodeIds(plan, *prepared);
+  ASSERT_EQ(ids.size(), prepared->nodes().size());
+  size_t added = 0;
+  for (size_t n = 0; n < ids.size(); ++n) {
+    const Node& m = prepared->nodes()[n];
+    if (ids[n] < 0) {
+      ++added;
+      EXPECT_NE(m.name.find(".part"), std::string::npos) << m.name;
+      continue;
+    }
+    EXPECT_EQ(plan.node(ids[n]).name, m.name);
+    EXPECT_EQ(plan.node(ids[n]).op, m.op) << m.name;
+  }
+  EXPECT_EQ(added, 1u);
 }
 
 // ---- every zoo model, as planned for the H200 ----

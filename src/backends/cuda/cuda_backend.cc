@@ -13,8 +13,6 @@
 #include "backends/cuda/cuda_executable.h"
 #include "backends/cuda/cuda_program.h"
 #include "backends/cuda/cuda_timing.h"
-#include "lower/pad_gemm_dims.h"
-#include "lower/split_concat_gemm.h"
 
 namespace cagr::cuda {
 namespace {
@@ -51,15 +49,10 @@ class CudaBackend : public ExecutionBackend {
     static const StatusOr<Target> cuda = resolveTarget("cuda");
     if (!cuda.isOk()) return cuda.status();
     CAGR_RETURN_IF_ERROR(verifyPlan(given, *cuda).withContext("cuda backend: the plan is not a valid cuda plan"));
-    // Tensor-core GEMMs over misaligned feature widths get padded tensors
-    // (lower/pad_gemm_dims.h), narrow GEMMs over a concat read its operands
-    // in place (lower/split_concat_gemm.h); the executable runs that graph.
-    CAGR_ASSIGN_OR_RETURN(Graph padded, padGemmDims(given, cuda->hw.matrixUnit.alignElements));
-    CAGR_ASSIGN_OR_RETURN(Graph split, splitConcatGemms(padded, kSplitConcatGemmMaxN));
-    // Activations that hold only bf16 / f16 values, or that every reader
-    // rounds to one, are stored in it (cuda_storage.cc).
-    CAGR_RETURN_IF_ERROR(storeReducedActivations(split, *cuda).status());
+    // The graph-level lowering steps (cuda_program.h), then the program.
+    CAGR_ASSIGN_OR_RETURN(Graph split, prepareGraph(given, *cuda));
     auto plan = std::make_shared<const Graph>(std::move(split));
+    std::vector<NodeId> planNodes = planNodeIds(given, *plan);
     CAGR_ASSIGN_OR_RETURN(Program program, lowerPlan(*plan, *cuda, dev.major * 10 + dev.minor, dev.sms));
     CompileStats stats;
     stats.lowerSeconds = secondsSince(t0);
@@ -82,6 +75,7 @@ class CudaBackend : public ExecutionBackend {
         std::unique_ptr<CudaExecutable> exe,
         CudaExecutable::create(std::move(plan), std::move(program),
                                module.cubin.empty() && module.ptx.empty() ? nullptr : &module, stats, opts));
+    exe->setPlanNodes(std::move(planNodes));
     return std::unique_ptr<Executable>(std::move(exe));
   }
 

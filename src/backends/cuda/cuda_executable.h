@@ -52,6 +52,9 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   /// one (no graph): where the time of a replay goes.
   StatusOr<std::vector<KernelTiming>> profile(const std::vector<std::pair<std::string, Tensor>>& inputs,
                                               int repeats) override;
+  /// The plan's node for each node of the graph this runs (prepareGraph's
+  /// result; -1 for nodes its steps added): profile() reports plan nodes.
+  void setPlanNodes(std::vector<NodeId> planNodes) { planNodes_ = std::move(planNodes); }
 
   StatusOr<ReplayTiming> timeReplays(const std::vector<std::pair<std::string, Tensor>>& inputs, int replays,
                                      int transfers) override;
@@ -109,6 +112,7 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   std::shared_ptr<const Graph> owned_;
   const Graph& g_;
   Program prog_;
+  std::vector<NodeId> planNodes_;  // empty: the graph is the plan
   CompileStats stats_;
   std::unique_ptr<BlasContext> blas_;
   LibraryPtr library_;

@@ -183,7 +183,10 @@ StatusOr<std::vector<KernelTiming>> CudaExecutable::profile(const std::vector<st
   for (size_t s = 0; s < n; ++s) {
     KernelTiming k;
     k.kernel = names[s];
-    k.nodes = prog_.steps[s].nodes;
+    for (NodeId m : prog_.steps[s].nodes) {
+      NodeId planNode = planNodes_.empty() ? m : planNodes_[static_cast<size_t>(m)];
+      if (planNode >= 0) k.nodes.push_back(planNode);
+    }
     k.medianMs = median(ms[s]);
     k.minMs = *std::min_element(ms[s].begin(), ms[s].end());
     k.cpuMs = 0;  // device time: the host only enqueues

@@ -12,6 +12,8 @@
 #include "backends/plan_memory.h"
 #include "ir/graph_queries.h"
 #include "lower/op_sets.h"
+#include "lower/pad_gemm_dims.h"
+#include "lower/split_concat_gemm.h"
 
 namespace cagr::cuda {
 namespace {
@@ -352,6 +354,27 @@ StatusOr<std::vector<std::vector<NodeId>>> loweredGroups(const Graph& plan) {
   CAGR_ASSIGN_OR_RETURN(auto order, scheduleKernels(plan));
   mergeColumnSlices(plan, order);
   return order;
+}
+
+StatusOr<Graph> prepareGraph(const Graph& given, const Target& t) {
+  CAGR_ASSIGN_OR_RETURN(Graph padded, padGemmDims(given, t.hw.matrixUnit.alignElements));
+  CAGR_ASSIGN_OR_RETURN(Graph split, splitConcatGemms(padded, kSplitConcatGemmMaxN));
+  CAGR_RETURN_IF_ERROR(storeReducedActivations(split, t).status());
+  return split;
+}
+
+std::vector<NodeId> planNodeIds(const Graph& given, const Graph& prepared) {
+  std::map<std::string, NodeId> byName;
+  for (size_t n = 0; n < given.nodes().size(); ++n) {
+    auto [it, fresh] = byName.emplace(given.nodes()[n].name, static_cast<NodeId>(n));
+    if (!fresh) it->second = -1;  // a name used twice matches nothing
+  }
+  std::vector<NodeId> out;
+  for (const Node& n : prepared.nodes()) {
+    auto it = byName.find(n.name);
+    out.push_back(it != byName.end() && it->second >= 0 && given.node(it->second).op == n.op ? it->second : -1);
+  }
+  return out;
 }
 
 StatusOr<Program> lowerPlan(const Graph& plan, const Target& t, int sm, int sms) {

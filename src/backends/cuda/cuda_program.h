@@ -96,6 +96,15 @@ StatusOr<LibraryGemm> libraryGemmFor(const Graph& g, const ValueUses& uses, cons
 /// number of values marked.
 StatusOr<int> storeReducedActivations(Graph& plan, const Target& t);
 
+/// The graph the CUDA backend runs for plan `given`: its graph-level
+/// lowering steps in order — misaligned tensor-core GEMM widths padded
+/// (lower/pad_gemm_dims.h), narrow GEMMs over a concat reading its operands
+/// in place (lower/split_concat_gemm.h), reduced activations marked (above).
+StatusOr<Graph> prepareGraph(const Graph& given, const Target& t);
+/// For each node of `prepared` (prepareGraph's result) the node of `given`
+/// it is (same name and op; names used once), else -1: nodes the steps added.
+std::vector<NodeId> planNodeIds(const Graph& given, const Graph& prepared);
+
 /// Device buffers of one batch size.
 struct ArenaPlan {
   std::vector<std::vector<int64_t>> shape;  // value -> concrete shape (inputs, step outputs, views, constants)
