@@ -130,6 +130,32 @@ TEST(CudaPdl, TheInteractionLooksUpBeforeItWaitsAndItsPredecessorLaunchesItEarly
   EXPECT_GE(count(sm90->ptx, "griddepcontrol.wait"), entries);
 }
 
+// After a library GEMM (which cannot launch it early) the interaction keeps
+// its one-pass fill and its wait at the start.
+TEST(CudaPdl, AnInteractionAfterALibraryCallWaitsAtItsStart) {
+  ScopedEnv env("CAGR_CUDA_PDL", nullptr);
+  ScopedEnv prefetch("CAGR_CUDA_PDL_PREFETCH", nullptr);
+  Graph g = dlrmGenerated();
+  KernelId lt = *kernelByName("cublaslt.matmul");
+  for (Node& a : g.mutableNodes()) {
+    if (a.op != OpKind::kGemm) continue;
+    for (Node& m : g.mutableNodes()) {
+      if (&m == &a || (a.mir.group >= 0 && m.mir.group == a.mir.group)) m.mir.kernel = lt;
+    }
+  }
+  auto prog = cuda::lowerPlan(g, rwtest::target("h200"));
+  ASSERT_TRUE(prog.isOk()) << prog.status().message();
+  size_t interactions = 0;
+  for (const cuda::GeneratedKernel& k : prog->kernels) {
+    if (k.name.find("nvrtc.interaction") == std::string::npos) continue;
+    ++interactions;
+    EXPECT_FALSE(k.waitsLate) << k.name;
+  }
+  EXPECT_EQ(interactions, 1u);
+  EXPECT_EQ(count(prog->moduleSource, "CAGR_GRID_WAIT();"), 0u);
+  EXPECT_EQ(count(prog->moduleSource, "  CAGR_GRID_LAUNCH();\n"), 0u);
+}
+
 // The same plan with and without programmatic launches: identical outputs
 // on every replay (the wait orders each kernel after the one before it).
 TEST(CudaPdlGpu, ProgrammaticLaunchesKeepEveryReplaysOutput) {

@@ -96,6 +96,10 @@ struct CodegenRequest {
   std::vector<ValueId> outputs;  // member outputs used outside the group or graph outputs
   int sm = 90;                   // the GPU's compute capability (major * 10 + minor)
   int sms = 132;                 // its streaming multiprocessors (the H200's 132 by default)
+  // The step before it on its stream is a generated kernel, which can let
+  // it launch early (cuda_program.cc launchWaitersEarly): an interaction /
+  // FM kernel then does its lookups before it waits (codegen_rec.cc).
+  bool afterGenerated = false;
 };
 
 /// Appends the kernel for `r` to `moduleSource` (declarations it needs are

@@ -191,6 +191,12 @@ class Lowering {
                       std::vector<ValueId> outputs, const std::string& note) {
     if (p_.kernels.empty() && p_.moduleSource.empty()) p_.moduleSource = moduleHeader();
     CodegenRequest r{g_, members, shape, k, std::move(outputs), sm_, sms_};
+    const int8_t stream = g_.node(members.front()).mir.stream;
+    for (auto s = p_.steps.rbegin(); s != p_.steps.rend(); ++s) {
+      if (g_.node(s->nodes.front()).mir.stream != stream) continue;
+      r.afterGenerated = s->kind == StepKind::kGenerated;
+      break;
+    }
     auto gk = generateKernel(r, p_.moduleSource);
     if (!gk.isOk()) {
       return gk.status().withContext("cuda backend: no kernel runs the " + std::string(patternName(shape.pattern)) +
