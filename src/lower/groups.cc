@@ -248,6 +248,17 @@ StatusOr<GroupShape> classifyGroup(const Graph& g, const std::vector<NodeId>& me
   return invalidArgument(where(g, a) + " has no fused kernel");
 }
 
+namespace {
+
+// A Gemm with a C it adds (beta != 0) needs an epilogue cuBLAS lacks.
+bool cublasTakes(const Graph& g, NodeId anchor) {
+  const Node& n = g.node(anchor);
+  if (n.op != OpKind::kGemm || n.inputs.size() < 3 || n.inputs[2] == kNoValue) return true;
+  return n.attrs.getFloat("beta", 1.0) == 0.0;
+}
+
+}  // namespace
+
 std::vector<KernelId> kernelsFor(const Graph& g, const std::vector<NodeId>& members, const GroupShape& shape,
                                  const Target& t, std::string* why) {
   std::vector<KernelId> out;
@@ -262,6 +273,13 @@ std::vector<KernelId> kernelsFor(const Graph& g, const std::vector<NodeId>& memb
       continue;
     }
     bool ok = true;
+    // cuBLAS computes beta * C only over a full C it writes in place: a
+    // Gemm's own bias / addend is no operand it takes (the CUDA backend runs
+    // such a Gemm on cuBLASLt instead, cuda_gemm.cc), so it is not offered.
+    if (std::string_view(k.name) == "cublas.sgemm" && !cublasTakes(g, shape.anchor)) {
+      reason = std::string(k.name) + " cannot take the C of " + where(g, shape.anchor);
+      continue;
+    }
     if (shape.pattern == Pattern::kGemm || shape.pattern == Pattern::kGather || shape.pattern == Pattern::kCin) {
       for (NodeId m : members) {
         if (m == shape.anchor || ops::in(k.epilogueOps, g.node(m).op)) continue;

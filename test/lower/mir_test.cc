@@ -88,6 +88,14 @@ TEST(MirGroups, KernelChoicesFollowTheBackendCatalog) {
   auto gpu = kernelsFor(g, {2, 3}, sig, target("h200"), &why);
   EXPECT_EQ(std::find(gpu.begin(), gpu.end(), *kernelByName("cublaslt.matmul")), gpu.end());  // bias/relu/gelu only
   EXPECT_NE(std::find(gpu.begin(), gpu.end(), *kernelByName("nvrtc.gemm_small")), gpu.end());
+  // cuBLAS takes no C of the Gemm's own (fc1's bias): not offered for it,
+  // offered for fc2 (no C) alone.
+  const KernelId cublas = *kernelByName("cublas.sgemm");
+  auto fc1 = kernelsFor(g, {0}, *classifyGroup(g, {0}), target("h200"), &why);
+  EXPECT_EQ(std::find(fc1.begin(), fc1.end(), cublas), fc1.end());
+  EXPECT_NE(std::find(fc1.begin(), fc1.end(), *kernelByName("cublaslt.matmul")), fc1.end());
+  auto fc2 = kernelsFor(g, {2}, *classifyGroup(g, {2}), target("h200"), &why);
+  EXPECT_NE(std::find(fc2.begin(), fc2.end(), cublas), fc2.end());
 }
 
 TEST(MirVerify, AcceptsAGoodPlanAndNamesTheNodeOfABadOne) {
