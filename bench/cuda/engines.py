@@ -276,6 +276,12 @@ def run_engine(engine, case):
         return rec
     fn = None
     try:
+        # PyTorch drops its cuBLAS workspaces when a CUDA graph capture begins
+        # (the cudagraph / reduce-overhead engines of an earlier cell), so the
+        # next engine that needs one would be charged ~33 MB for it: on
+        # 2026-12-02 xDeepFM 256's eager peak read 91.5 or 126 MB depending
+        # on which precision ran first. Re-made before every engine's baseline.
+        warm_device(case.device)
         mem = Memory(case.device)
         t0 = time.perf_counter()
         fn, info = BUILDERS[engine](case)
