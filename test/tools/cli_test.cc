@@ -20,6 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using Result = cagr::testing::CliResult;
+void expectCleanFailure(const Result& r, const std::vector<std::string>& mustMention);  // below
 Result cagr(const std::string& args) { return cagr::testing::runCagr(args); }
 
 std::string src(const std::string& rel) { return std::string(CAGR_SOURCE_DIR) + "/" + rel; }
@@ -168,6 +169,29 @@ TEST_F(CliTest, ExportPrintsMlirText) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("\"cagr.cin\""), std::string::npos);
 }
+
+#if CAGR_HAVE_CUDA
+// The CUDA module of a plan without a GPU: the steps listed, every generated
+// kernel's entry in the source, and NVRTC compiles it for the arch asked.
+TEST_F(CliTest, ExportCudaWritesTheGeneratedModuleAndItCompiles) {
+  const std::string plan = tmp("dlrm.cagr");
+  ASSERT_EQ(cagr("optimize " + src("zoo/onnx/dlrm_criteo.dynamo.onnx") + " --target h200 --batch 4096 -o " + plan).code,
+            0);
+  const std::string cu = tmp("dlrm.cu");
+  Result r = cagr("export " + plan + " --format cuda --compile --arch sm_80 -o " + cu);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("compiled with NVRTC for sm_80"), std::string::npos) << r.out;
+  std::ifstream in(cu);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.rfind("// CUDA module CAGR generates for ", 0), 0u) << text.substr(0, 200);
+  EXPECT_NE(text.find("// Steps in issue order"), std::string::npos);
+  EXPECT_NE(text.find("nvrtc.interaction"), std::string::npos);
+  EXPECT_NE(text.find("extern \"C\" __global__"), std::string::npos);
+  expectCleanFailure(cagr("export " + plan + " --format cuda --hw x86-64"), {"x86-64", "NVIDIA"});
+  expectCleanFailure(cagr("export " + plan + " --format cuda --arch sm_x"), {"--arch", "sm_x"});
+  expectCleanFailure(cagr("export " + plan + " --format ptx"), {"--format ptx"});
+}
+#endif
 
 // ---- bad input: one line naming the culprit, exit code 1 ----
 void expectCleanFailure(const Result& r, const std::vector<std::string>& mustMention) {
