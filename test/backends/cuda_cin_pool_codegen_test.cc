@@ -25,10 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const Target& h200() {
-  static const Target t = rwtest::target("h200");
-  return t;
-}
+using rwtest::h200;
 
 void compileForSm90a(const cuda::Program& p, const std::string& what, const std::string& arch = "sm_90a") {
   cuda::NvrtcOptions o;

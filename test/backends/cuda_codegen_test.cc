@@ -61,10 +61,7 @@ cuda::NvrtcOptions options(const std::string& arch = "sm_90a") {
   return o;
 }
 
-const Target& h200() {
-  static const Target t = rwtest::target("h200");
-  return t;
-}
+using rwtest::h200;
 
 Graph optimized(const Graph& hir, const std::string& policy) {
   auto p = makePolicy(policy);

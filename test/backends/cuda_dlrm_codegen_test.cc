@@ -40,10 +40,7 @@ namespace fs = std::filesystem;
 using rectest::attrs;
 using rectest::Builder;
 
-const Target& h200() {
-  static const Target t = rwtest::target("h200");
-  return t;
-}
+using rwtest::h200;
 
 cuda::NvrtcOptions options(const std::string& arch = "sm_90a") {
   cuda::NvrtcOptions o;

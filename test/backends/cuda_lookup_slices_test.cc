@@ -26,10 +26,7 @@ namespace {
 using rectest::attrs;
 using rectest::Builder;
 
-const Target& h200() {
-  static const Target t = rwtest::target("h200");
-  return t;
-}
+using rwtest::h200;
 
 ValueId columns(Builder& b, ValueId x, int64_t begin, int64_t end, const std::string& name) {
   return b.op(OpKind::kSlice, {x}, name,

@@ -30,10 +30,7 @@ namespace {
 using rectest::attrs;
 using rectest::Builder;
 
-const Target& h200() {
-  static const Target t = rwtest::target("h200");
-  return t;
-}
+using rwtest::h200;
 
 struct Shape {
   int64_t pooling = 1;                  // ids per bag

@@ -44,6 +44,12 @@ inline Target target(const std::string& name) {
   return std::move(*t);
 }
 
+/// The H200 datasheet target, resolved once (the CUDA backend tests' platform).
+inline const Target& h200() {
+  static const Target t = target("h200");
+  return t;
+}
+
 /// A zoo model (small, imported); `exporter` is "ts" or "dynamo".
 inline Graph zoo(const std::string& model, const std::string& exporter = "dynamo") {
   auto g = importOnnx(repoPath("zoo/onnx/" + model + "." + exporter + ".onnx"));
