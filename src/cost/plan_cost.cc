@@ -606,7 +606,12 @@ StatusOr<GraphEstimate> RooflineCostModel::graphWithStats(const Graph& g, const 
   // on the H200, greedy kept DCN-v2 fp32 256's head on cuBLASLt + a sigmoid
   // kernel, 0.0550 ms, over one generated kernel, 0.0501.)
   double exposedS = 0, sharedFloorS = 0;
-  for (const Span& a : spans) {
+  const bool oneStream = std::all_of(spans.begin(), spans.end(), [&](const Span& b) {
+    return b.stream == spans.front().stream;
+  });
+  // One stream: the critical path above is already the sum (no pairs to test).
+  for (size_t i = 0; !oneStream && i < spans.size(); ++i) {
+    const Span& a = spans[i];
     const bool alone = std::none_of(spans.begin(), spans.end(), [&](const Span& b) {
       return b.stream != a.stream && b.start < a.end && a.start < b.end;
     });
