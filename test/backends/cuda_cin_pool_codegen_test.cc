@@ -179,27 +179,33 @@ TEST(CudaCinPoolCodegen, UnassignedLayersRunOnNvrtcInF32AndOnCublasLtInTensorCor
 // tensor-core one, the FFMA one with CAGR_CUDA_CIN_F32=ffma; on sm_90 a
 // small launch of the 3xTF32 kernel (here batch 301) runs as clusters of
 // two blocks along y. An sm_75 GPU gets the 8x8-tile kernel everywhere.
-// Every module compiles for its GPU.
+// tf32 layers of those shapes take the same tensor-core kernel with one
+// term (", mma]"), narrower ones the wmma kernel. Every module compiles
+// for its GPU.
 TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
   struct Case {
+    Precision math;
     const char* f32;
     int sm;
     const char* tag;
   };
-  for (const Case c : {Case{"", 90, ", 3xtf32]"}, Case{"", 80, ", 3xtf32]"}, Case{"ffma", 90, ", ffma-step]"},
-                       Case{"", 75, ", none]"}}) {
+  const Precision f32 = Precision::kF32, tf32 = Precision::kTF32;
+  for (const Case c :
+       {Case{f32, "", 90, ", 3xtf32]"}, Case{f32, "", 80, ", 3xtf32]"}, Case{f32, "ffma", 90, ", ffma-step]"},
+        Case{f32, "", 75, ", none]"}, Case{tf32, "", 90, ", mma]"}, Case{tf32, "", 80, ", mma]"}}) {
     if (*c.f32 != '\0') setenv("CAGR_CUDA_CIN_F32", c.f32, 1);
+    const char* other = c.math == f32 ? ", ffma]" : ", wmma]";
     for (auto [o1, o2, stepKernels] : {std::tuple{64, 72, 2}, std::tuple{40, 24, 0}, std::tuple{64, 60, 1}}) {
-      const std::string what = "O " + std::to_string(o1) + " / " + std::to_string(o2) + " sm " +
-                               std::to_string(c.sm) + " CAGR_CUDA_CIN_F32=" + c.f32;
-      Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, o1, o2);
+      const std::string what = std::string(precisionName(c.math)) + " O " + std::to_string(o1) + " / " +
+                               std::to_string(o2) + " sm " + std::to_string(c.sm) + " CAGR_CUDA_CIN_F32=" + c.f32;
+      Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", c.math, o1, o2);
       auto p = cuda::lowerPlan(g, h200(), c.sm);
       ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();
       int steps = 0;
       for (const auto& s : p->steps) {
         if (s.kind != cuda::StepKind::kGenerated || s.name.rfind("nvrtc.cin[", 0) != 0) continue;
         const bool step = s.name.find(c.tag) != std::string::npos;
-        EXPECT_TRUE(step || s.name.find(", ffma]") != std::string::npos) << what << ": " << s.name;
+        EXPECT_TRUE(step || s.name.find(other) != std::string::npos) << what << ": " << s.name;
         steps += step ? 1 : 0;
         const Node& cin = g.node(s.nodes.front());
         int weights = 0;
@@ -214,7 +220,7 @@ TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
         const cuda::Launch l = k.launch(std::vector<int64_t>(k.extents.size(), 301));
         EXPECT_EQ(l.sharedBytes > 0, step) << what << ": dynamic shared memory only for a step kernel";
         const auto rows = static_cast<unsigned>(g.type(cin.inputs[2]).dims[0]);  // FFMA step: a thread per row
-        const bool x3 = step && std::string(c.tag) == ", 3xtf32]";
+        const bool x3 = step && std::string(c.tag) != ", ffma-step]";            // the tensor-core step kernel
         if (step) {
           EXPECT_EQ(l.block[0], x3 ? 256u : rows) << what << ": " << s.name;
         }

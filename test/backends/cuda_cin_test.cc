@@ -154,22 +154,34 @@ TEST(CudaCinGpu, FusedReluMatchesTheReferenceOnEitherKernel) {
 // FFMA with CAGR_CUDA_CIN_F32=ffma (cagr_cin_ffma_step), all to f32's
 // bound: with the first layer's ReLU, and with both layers pooled (D = 8:
 // one atomic per value; D = 16: a fragment's 16 rows summed across the
-// warp first).
+// warp first). tf32 layers of the same shapes take cagr_cin_x3_step with
+// one term (", mma]"), to tf32's bound.
 TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
   std::string why;
   auto backend = gpuOrSkip(why);
   if (!backend) GTEST_SKIP() << why;
-  for (const auto& [f32, split] : {std::pair{"", ""}, std::pair{"", "1"}, std::pair{"ffma", ""}}) {
-    setEnv("CAGR_CUDA_CIN_F32", f32);
-    setEnv("CAGR_CIN_X3_SPLIT", split);
-    const std::string tag = std::string(*f32 == '\0' ? ", 3xtf32]" : ", ffma-step]");
-    checkAgainstReference(*backend, twoCinLayers(Precision::kF32, "nvrtc.cin", true, 64, 72), 1e-4,
-                          "nvrtc.cin step + relu" + tag, "nvrtc.cin[64x6x6, f32" + tag + "+relu");
+  struct Case {
+    Precision math;
+    const char* f32;
+    const char* split;
+    const char* tag;
+    double bound;
+  };
+  for (const Case c :
+       {Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4}, Case{Precision::kF32, "", "1", ", 3xtf32]", 1e-4},
+        Case{Precision::kF32, "ffma", "", ", ffma-step]", 1e-4}, Case{Precision::kTF32, "", "", ", mma]", 1e-2},
+        Case{Precision::kTF32, "", "1", ", mma]", 1e-2}}) {
+    setEnv("CAGR_CUDA_CIN_F32", c.f32);
+    setEnv("CAGR_CIN_X3_SPLIT", c.split);
+    const std::string tag = c.tag, mode = precisionName(c.math);
+    checkAgainstReference(*backend, twoCinLayers(c.math, "nvrtc.cin", true, 64, 72), c.bound,
+                          "nvrtc.cin step + relu" + tag + " split " + c.split,
+                          "nvrtc.cin[64x6x6, " + mode + tag + "+relu");
     for (int64_t d : {8, 16}) {
       int step = 0;
-      const std::string what = "pooled step kernel" + tag + " split " + split + " D " + std::to_string(d);
+      const std::string what = "pooled step kernel " + mode + tag + " split " + c.split + " D " + std::to_string(d);
       for (const std::string& k : checkAgainstReference(
-               *backend, rectest::pooledCinLayers(d, "nvrtc.cin", Precision::kF32, 64, 72), 1e-4, what, d)) {
+               *backend, rectest::pooledCinLayers(d, "nvrtc.cin", c.math, 64, 72), c.bound, what, d)) {
         step += k.find(tag + "+relu+sum") != std::string::npos ? 1 : 0;
       }
       EXPECT_EQ(step, 1) << what << ": layer 1 (+relu+sum) on the step kernel";
@@ -194,8 +206,8 @@ TEST(CudaCinGpu, PooledTailMatchesTheReferenceOnEitherKernel) {
         setEnv("CAGR_CIN_CHUNK_KB", chunkKb);
         const std::string what = kernel + " + relu + sum " + precisionName(math) + " chunk " + chunkKb;
         int pooled = 0;
-        for (const std::string& k : checkAgainstReference(*backend, rectest::pooledCinLayers(8, kernel, math), bound,
-                                                          what)) {
+        for (const std::string& k :
+             checkAgainstReference(*backend, rectest::pooledCinLayers(8, kernel, math), bound, what)) {
           pooled += k.find("+sum") != std::string::npos ? 1 : 0;
         }
         EXPECT_EQ(pooled, 2) << what << ": both layers pool in their own kernel";

@@ -19,6 +19,7 @@
 // and the layer's map only where a later kernel reads it. The shared-memory
 // atomics leave the order of a row's D terms, so its last bit, to chance.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "backends/cuda/codegen_kernel.h"
@@ -424,7 +425,27 @@ constexpr int64_t kCinStepSharedLimit = 96 * 1024;
 // (64 blocks) 33.3 TFLOP/s split against 17.5; batch 4096 (1024 blocks)
 // 45.6 against 46.7 unsplit; 4-way splits measured slower at both.
 // CAGR_CIN_X3_SPLIT=1 turns it off.
-int64_t cinX3Split() { return envValue("CAGR_CIN_X3_SPLIT") == "1" ? 1 : 2; }
+int64_t cinX3Split() {
+  const std::string v = envValue("CAGR_CIN_X3_SPLIT");
+  return v == "1" ? 1 : v == "4" ? 4 : 2;
+}
+// Stages of W slices cagr_cin_x3_step keeps in flight: CAGR_CIN_X3_STAGES
+// (2..4), else 2; fewer where shared memory runs short. Slices per stage
+// (h steps per barrier): CAGR_CIN_X3_HSTEP (1 or 2), else 1.
+int64_t cinX3Stages() {
+  const std::string v = envValue("CAGR_CIN_X3_STAGES");
+  return v == "3" ? 3 : v == "4" ? 4 : 2;
+}
+int64_t cinX3HStep() { return envValue("CAGR_CIN_X3_HSTEP") == "1" ? 1 : 2; }
+// Whether every value of an f32 constant is finite (the one-term kernel
+// rounds W with an integer add, which would turn a NaN into a number).
+bool allFinite(const Tensor* t) {
+  if (t == nullptr || t->dtype() != DType::kF32) return false;
+  for (float x : t->values<float>()) {
+    if (!std::isfinite(x)) return false;
+  }
+  return true;
+}
 int64_t cinX3WarpsAlongO() {
   const std::string v = envValue("CAGR_CIN_X3_WO");
   return v == "2" ? 2 : v == "8" ? 8 : 4;
@@ -433,6 +454,9 @@ int64_t cinX3WarpsAlongO() {
 // CAGR_CUDA_CIN_F32=ffma keeps f32 CIN layers on FFMA (every product exact
 // in f32) where the 3xTF32 tensor-core kernel would run.
 bool f32CinOnFfma() { return envValue("CAGR_CUDA_CIN_F32") == "ffma"; }
+// CAGR_CUDA_CIN_TF32=wmma keeps tf32 CIN layers on the wmma kernel
+// (cagr_cin_mma) where cagr_cin_x3_step's one-term form would run.
+bool tf32CinOnWmma() { return envValue("CAGR_CUDA_CIN_TF32") == "wmma"; }
 
 }  // namespace
 
@@ -506,15 +530,24 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   // f32 math on up to 256 rows, O % 8 == 0, W a constant: one h per K step,
   // W read as its transpose, from sm_80 on (cp.async). On tensor cores (M <=
   // 48) 3xTF32 (cagr_cin_x3_step) unless CAGR_CUDA_CIN_F32=ffma; else FFMA
-  // (cagr_cin_ffma_step, 64 columns, two blocks per SM).
-  const bool wide = P == 0 && O % 8 == 0 && O >= 64 && O <= 256 && g.isConstant(n.inputs[2]);
+  // (cagr_cin_ffma_step, 64 columns, two blocks per SM). tf32 math of the
+  // same shapes: cagr_cin_x3_step with one term (CAGR_CUDA_CIN_TF32=wmma:
+  // cagr_cin_mma).
+  const bool wideShape = O % 8 == 0 && O >= 64 && O <= 256 && g.isConstant(n.inputs[2]);
+  const bool wide = P == 0 && wideShape;
+  const bool x3Math =
+      P == 0 ? wide && !f32CinOnFfma() : P == 1 && wideShape && !tf32CinOnWmma() && allFinite(g.constant(n.inputs[2]));
   const int64_t mp = (M + 7) / 8 * 8, lda = O % 32 == 0 || O % 32 == 16 ? O + 8 : O;
   const int64_t x3Split = r.sm >= 90 ? cinX3Split() : 1;  // cluster launches need sm_90
   const int64_t x3Wo = cinX3WarpsAlongO(), x3Columns = 256 / x3Wo;
   const int64_t x3Exchange = x3Split > 1 ? 2 * ((O / 8 + x3Wo - 1) / x3Wo) * 4 * 256 * 4 : 0;
-  const int64_t x3Shared = std::max(2 * mp * lda * 4, x3Exchange);
-  const bool x3 = wide && r.sm >= 80 && M <= 48 && !f32CinOnFfma() && (sum < 0 || x3Columns % D == 0) &&
-                  x3Shared + (sum >= 0 ? O * (x3Columns / D) * 4 : 0) <= kCinStepSharedLimit;
+  const int64_t x3Pool = sum >= 0 ? O * (x3Columns / D) * 4 : 0;
+  int64_t x3Stages = cinX3Stages(), x3HStep = cinX3HStep();
+  while (x3Stages > 2 && x3Stages * x3HStep * mp * lda * 4 + x3Pool > kCinStepSharedLimit) --x3Stages;
+  if (x3Stages * x3HStep * mp * lda * 4 + x3Pool > kCinStepSharedLimit) x3HStep = 1;
+  const int64_t x3Shared = std::max(x3Stages * x3HStep * mp * lda * 4, x3Exchange);
+  const bool x3 = x3Math && r.sm >= 80 && M <= 48 && (sum < 0 || x3Columns % D == 0) &&
+                  x3Shared + x3Pool <= kCinStepSharedLimit;
   const int64_t stepShared = (2 * M * O + 3 * M * 64) * 4;
   const int64_t poolShared = sum >= 0 ? O * (64 / D) * 4 : 0;
   const bool step = wide && !x3 && r.sm >= 80 && stepShared + poolShared <= kCinStepSharedLimit;  // cp.async
@@ -573,20 +606,20 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
                      precisionName(n.mir.math);
   const std::string suffix = tail.suffix(g) + (sum >= 0 ? "+sum" : "");
   if (x3) {
-    k.body += "  cagr_cin_x3_step<" + shape + ", " + std::to_string(x3Wo) + ", " + b + ">(" + args +
-              (sum >= 0 ? ", pool" : ", nullptr") + ");\n" + epilogue;
+    k.body += "  cagr_cin_x3_step<" + shape + ", " + std::to_string(x3Wo) + ", " + b + ", " + (P == 0 ? "3" : "1") +
+              ", " + std::to_string(x3Stages) + ", " + std::to_string(x3HStep) + ">(" + args + (sum >= 0 ? ", pool" : ", nullptr") + ");\n" + epilogue;
     rule.threads = 256;
     rule.sharedBytes = static_cast<unsigned>(x3Shared);
     rule.minBlocksPerSm = static_cast<unsigned>(x3Wo == 8 ? 3 : x3Wo / 2);
     rule.splitY = static_cast<unsigned>(x3Split);
     rule.splitBelow = 2 * int64_t{r.sms};
     CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
-    return k.finish(src, rule, name + ", 3xtf32]" + suffix,
+    return k.finish(src, rule, name + (P == 0 ? ", 3xtf32]" : ", mma]") + suffix,
                     std::string(kCinCommon) + tf32x3Helpers() + cinX3Source(), "CAGR_CIN_X3_STEP");
   }
   if (step) {
-    k.body += "  cagr_cin_ffma_step<" + shape + ", " + b + ">(" + args + (sum >= 0 ? ", pool" : ", nullptr") +
-              ");\n" + epilogue;
+    k.body += "  cagr_cin_ffma_step<" + shape + ", " + b + ">(" + args + (sum >= 0 ? ", pool" : ", nullptr") + ");\n" +
+              epilogue;
     rule.threads = static_cast<unsigned>(O);
     rule.sharedBytes = static_cast<unsigned>(stepShared);
     rule.minBlocksPerSm = 2;  // ptxas keeps the 8x8 tile in <= 128 registers without spills

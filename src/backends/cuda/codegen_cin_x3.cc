@@ -1,11 +1,17 @@
-// nvrtc.cin's f32 kernel on tensor cores (sm_80+): 3xTF32. Each operand
-// splits into x = hi + lo, hi x truncated to TF32 and lo the remainder
-// (exact in f32), which the MMA truncates to TF32 once more; each product
-// is then lo*hi + hi*lo + hi*hi from three TF32 MMAs accumulated in f32,
-// which leaves out lo*lo and lo's low bits: about 2^-20 per product against
-// f32 FFMA's 2^-24, f32 accumulation either way (the GPU test holds both
-// kernels to the same bound against the reference executor). The
-// exact-product FFMA kernel stays selectable with CAGR_CUDA_CIN_F32=ffma.
+// nvrtc.cin's f32 and tf32 kernel on tensor cores (sm_80+). f32 math:
+// 3xTF32. Each operand splits into x = hi + lo, hi x truncated to TF32 and
+// lo the remainder (exact in f32), which the MMA truncates to TF32 once
+// more; each product is then lo*hi + hi*lo + hi*hi from three TF32 MMAs
+// accumulated in f32, which leaves out lo*lo and lo's low bits: about 2^-20
+// per product against f32 FFMA's 2^-24, f32 accumulation either way (the
+// GPU test holds both kernels to the same bound against the reference
+// executor). The exact-product FFMA kernel stays selectable with
+// CAGR_CUDA_CIN_F32=ffma. tf32 math (TERMS = 1): xk and x0 rounded to TF32
+// as the reference executor rounds them, W to nearest (see part()), their
+// exact product truncated to TF32 by the MMA, one MMA per product — the
+// same kernel with a third of the MMAs and no split, where the wmma kernel
+// (codegen_cin.cc) ran at 29.8 TFLOP/s on the H200 against the 3xTF32
+// one's 46.3.
 //
 // The MMA's M is the (b, d) columns and its N the O output rows, so O % 8 ==
 // 0 leaves no padding (xDeepFM's O = 200 is 25 n8 tiles). Per K step one h
@@ -29,36 +35,63 @@ const char* cinX3Source() {
 // C blocks of a cluster share a tile of columns, block y taking h in
 // [y * HC, (y + 1) * HC); blocks 1.. leave their sums in shared memory,
 // block 0 adds them and stores. Dynamic shared memory: the larger of the
-// stages and 2 * NTW * 4 * 256 floats.
-template <int O, int H, int M, int D, int WO, bool BIAS, typename P>
+// NS stages of HS slices of W each (NS x HS x MP x LDA floats: the next NS
+// - 1 stages in flight while one runs; one barrier per stage) and 2 * NTW *
+// 4 * 256 floats.
+template <int O, int H, int M, int D, int WO, bool BIAS, int TERMS, int NS, int HS, typename P>
 __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, const float* __restrict__ x0,
                                                  const float* __restrict__ wt, const float* __restrict__ bias, P put,
                                                  long long B, float* pool) {
   constexpr int THREADS = 256, BN = 32 * (8 / WO), MP = (M + 7) / 8 * 8, KS = MP / 8;
   constexpr int NT8 = O / 8, NTW = (NT8 + WO - 1) / WO, OQ = O / 4, JC = 4;
   constexpr int LDA = (O % 32 == 0 || O % 32 == 16) ? O + 8 : O;  // fragment loads free of bank conflicts
-  static_assert(O % 8 == 0, "O % 8 == 0");
+  static_assert(O % 8 == 0 && (TERMS == 1 || TERMS == 3) && NS >= 2 && HS >= 1, "O % 8 == 0, 1 or 3 terms, 2+ stages");
+  auto rnd = [](float x) { return TERMS == 1 ? cagr_tf32(x) : x; };  // tf32 math: operands as the reference rounds them
+  // An operand's MMA parts: f32 math hi and lo; tf32 math x itself, whose 13
+  // low bits the MMA drops (the A operand, each product of two TF32 values:
+  // truncated, NaN stays NaN), or x plus half a TF32 ulp (W, which
+  // generateCin checked finite: rounded to nearest, ties away from zero
+  // where the reference breaks them to even). One integer add at most:
+  // cvt.rna.tf32 and the reference's rounding (cagr_tf32) cost several
+  // instructions per fragment element and left the kernel slower than the
+  // 3xTF32 one on the H200.
+  auto part = [](float x, unsigned& hi, unsigned& lo, unsigned half) {
+    if (TERMS == 1) {
+      hi = __float_as_uint(x) + half;
+      lo = 0u;
+    } else {
+      cagr_split_tf32(x, hi, lo);
+    }
+  };
   extern __shared__ __align__(16) float cagr_cin_dyn[];
-  float* As = cagr_cin_dyn;  // [2][MP][LDA]
+  float* As = cagr_cin_dyn;  // [NS * HS][MP][LDA]
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int wo = warp % WO, wn = warp / WO;
   const long long NTOT = B * D, nb = (long long)blockIdx.x * BN, n0 = nb + wn * 32;
   const int C = (int)gridDim.y, HC = (H + C - 1) / C, rank = (int)blockIdx.y;
   const int h0 = rank * HC, h1 = min(H, h0 + HC);
-  for (int e = tid; e < 2 * (MP - M) * LDA; e += THREADS) {
+  for (int e = tid; e < NS * HS * (MP - M) * LDA; e += THREADS) {
     const int s = e / ((MP - M) * LDA);
     As[s * MP * LDA + M * LDA + (e - s * (MP - M) * LDA)] = 0.f;
   }
-  auto loadA = [&](int buf, int h) {
-    const float4* src = reinterpret_cast<const float4*>(wt + (long long)h * M * O);
-    float* dst = As + buf * MP * LDA;
-    for (int e = tid; e < M * OQ; e += THREADS) {
-      const int m = e / OQ;
-      cagr_cp16(dst + m * LDA + 4 * (e - m * OQ), src + e);
+  // Stage st (steps h0 + st * HS ..) into buffer st % NS, one commit group
+  // per stage (empty past h1, so the groups count alike).
+  auto loadA = [&](int st) {
+#pragma unroll
+    for (int hh = 0; hh < HS; ++hh) {
+      const int h = h0 + st * HS + hh;
+      if (h >= h1) break;
+      const float4* src = reinterpret_cast<const float4*>(wt + (long long)h * M * O);
+      float* dst = As + (st % NS * HS + hh) * MP * LDA;
+      for (int e = tid; e < M * OQ; e += THREADS) {
+        const int m = e / OQ;
+        cagr_cp16(dst + m * LDA + 4 * (e - m * OQ), src + e);
+      }
     }
     asm volatile("cp.async.commit_group;\n" ::);
   };
-  if (h0 < h1) loadA(0, h0);
+#pragma unroll
+  for (int st = 0; st < NS - 1; ++st) loadA(st);
   // Fragment row r of m16 tile i is column n0 + 16 i + g + 8 r.
   const float* xkp[2][2];
   bool ok[2][2];
@@ -70,11 +103,11 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
       const long long n = n0 + 16 * i + g + 8 * r, b = n / D, d = n - b * D;
       ok[i][r] = n < NTOT;
       xkp[i][r] = xk + b * H * D + d;
-      xv[i][r] = ok[i][r] && h0 < h1 ? __ldg(xkp[i][r] + h0 * D) : 0.f;
+      xv[i][r] = ok[i][r] && h0 < h1 ? rnd(__ldg(xkp[i][r] + h0 * D)) : 0.f;
 #pragma unroll
       for (int q = 0; q < MP / 4; ++q) {
         const int m = t + 4 * q;
-        x0r[i][r][q] = ok[i][r] && m < M ? __ldg(x0 + (b * M + m) * D + d) : 0.f;
+        x0r[i][r][q] = ok[i][r] && m < M ? rnd(__ldg(x0 + (b * M + m) * D + d)) : 0.f;
       }
     }
   float acc[2][NTW][4];
@@ -85,24 +118,27 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
 #pragma unroll
       for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.f;
   for (int h = h0; h < h1; ++h) {
-    asm volatile("cp.async.wait_group 0;\n" ::);
-    __syncthreads();  // step h's slice is in; every warp is done with step h - 1's buffer
-    if (h + 1 < h1) loadA((h + 1 - h0) & 1, h + 1);
+    const int st = (h - h0) / HS, hh = (h - h0) % HS;
+    if (hh == 0) {
+      asm volatile("cp.async.wait_group %0;\n" ::"n"(NS - 2));
+      __syncthreads();  // stage st is in; every warp is done with stage st - 1
+      loadA(st + NS - 1);
+    }
     float xn[2][2];
 #pragma unroll
     for (int i = 0; i < 2; ++i)
 #pragma unroll
       for (int r = 0; r < 2; ++r) xn[i][r] = h + 1 < h1 && ok[i][r] ? __ldg(xkp[i][r] + (h + 1) * D) : 0.f;
-    const float* A = As + ((h - h0) & 1) * MP * LDA + wo * NTW * 8 + g;
+    const float* A = As + (st % NS * HS + hh) * MP * LDA + wo * NTW * 8 + g;
 #pragma unroll
     for (int ks = 0; ks < KS; ++ks) {
       unsigned ahi[2][4], alo[2][4];
 #pragma unroll
       for (int i = 0; i < 2; ++i) {  // a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
-        cagr_split_tf32(xv[i][0] * x0r[i][0][2 * ks], ahi[i][0], alo[i][0]);
-        cagr_split_tf32(xv[i][1] * x0r[i][1][2 * ks], ahi[i][1], alo[i][1]);
-        cagr_split_tf32(xv[i][0] * x0r[i][0][2 * ks + 1], ahi[i][2], alo[i][2]);
-        cagr_split_tf32(xv[i][1] * x0r[i][1][2 * ks + 1], ahi[i][3], alo[i][3]);
+        part(xv[i][0] * x0r[i][0][2 * ks], ahi[i][0], alo[i][0], 0u);
+        part(xv[i][1] * x0r[i][1][2 * ks], ahi[i][1], alo[i][1], 0u);
+        part(xv[i][0] * x0r[i][0][2 * ks + 1], ahi[i][2], alo[i][2], 0u);
+        part(xv[i][1] * x0r[i][1][2 * ks + 1], ahi[i][3], alo[i][3], 0u);
       }
       // JC n8 tiles at a time: their B fragments split first, then the three
       // terms over all of them, so dependent MMAs (one accumulator) stand
@@ -114,12 +150,12 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
 #pragma unroll
         for (int q = 0; q < JC; ++q) {
           if (j0 + q < NTW && wo * NTW + j0 + q < NT8) {
-            cagr_split_tf32(A[(8 * ks + t) * LDA + 8 * (j0 + q)], bh[q][0], bl[q][0]);
-            cagr_split_tf32(A[(8 * ks + t + 4) * LDA + 8 * (j0 + q)], bh[q][1], bl[q][1]);
+            part(A[(8 * ks + t) * LDA + 8 * (j0 + q)], bh[q][0], bl[q][0], 0x1000u);
+            part(A[(8 * ks + t + 4) * LDA + 8 * (j0 + q)], bh[q][1], bl[q][1], 0x1000u);
           }
         }
 #pragma unroll
-        for (int term = 0; term < 3; ++term)
+        for (int term = 3 - TERMS; term < 3; ++term)
 #pragma unroll
           for (int q = 0; q < JC; ++q) {
             if (j0 + q >= NTW || wo * NTW + j0 + q >= NT8) continue;
@@ -135,7 +171,7 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
 #pragma unroll
     for (int i = 0; i < 2; ++i)
 #pragma unroll
-      for (int r = 0; r < 2; ++r) xv[i][r] = xn[i][r];
+      for (int r = 0; r < 2; ++r) xv[i][r] = rnd(xn[i][r]);  // rounded after the step: its load stays in flight
   }
   if (C > 1) {
     asm volatile("cp.async.wait_group 0;\n" ::);
