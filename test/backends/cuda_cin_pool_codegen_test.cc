@@ -180,24 +180,29 @@ TEST(CudaCinPoolCodegen, UnassignedLayersRunOnNvrtcInF32AndOnCublasLtInTensorCor
 // small launch of the 3xTF32 kernel (here batch 301) runs as clusters of
 // two blocks along y. An sm_75 GPU gets the 8x8-tile kernel everywhere.
 // tf32 layers of those shapes take the same tensor-core kernel with one
-// term (", mma]"), narrower ones the wmma kernel. Every module compiles
-// for its GPU.
+// term (", mma]"), narrower ones the wmma kernel; CAGR_CIN_X3_MT=1 halves
+// the tensor-core kernel's columns per block (twice the blocks). Every
+// module compiles for its GPU.
 TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
   struct Case {
     Precision math;
     const char* f32;
     int sm;
     const char* tag;
+    const char* mt = "";
   };
   const Precision f32 = Precision::kF32, tf32 = Precision::kTF32;
   for (const Case c :
        {Case{f32, "", 90, ", 3xtf32]"}, Case{f32, "", 80, ", 3xtf32]"}, Case{f32, "ffma", 90, ", ffma-step]"},
-        Case{f32, "", 75, ", none]"}, Case{tf32, "", 90, ", mma]"}, Case{tf32, "", 80, ", mma]"}}) {
+        Case{f32, "", 75, ", none]"}, Case{tf32, "", 90, ", mma]"}, Case{tf32, "", 80, ", mma]"},
+        Case{tf32, "", 90, ", mma]", "1"}, Case{f32, "", 90, ", 3xtf32]", "1"}}) {
     if (*c.f32 != '\0') setenv("CAGR_CUDA_CIN_F32", c.f32, 1);
+    if (*c.mt != '\0') setenv("CAGR_CIN_X3_MT", c.mt, 1);
     const char* other = c.math == f32 ? ", ffma]" : ", wmma]";
     for (auto [o1, o2, stepKernels] : {std::tuple{64, 72, 2}, std::tuple{40, 24, 0}, std::tuple{64, 60, 1}}) {
       const std::string what = std::string(precisionName(c.math)) + " O " + std::to_string(o1) + " / " +
-                               std::to_string(o2) + " sm " + std::to_string(c.sm) + " CAGR_CUDA_CIN_F32=" + c.f32;
+                               std::to_string(o2) + " sm " + std::to_string(c.sm) + " CAGR_CUDA_CIN_F32=" + c.f32 +
+                               " CAGR_CIN_X3_MT=" + c.mt;
       Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", c.math, o1, o2);
       auto p = cuda::lowerPlan(g, h200(), c.sm);
       ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();
@@ -224,6 +229,10 @@ TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
         if (step) {
           EXPECT_EQ(l.block[0], x3 ? 256u : rows) << what << ": " << s.name;
         }
+        if (x3) {  // 301 samples of D = 8 columns, 128 * MT / 4 columns a block (four warps along O)
+          const unsigned columns = *c.mt == '1' ? 32u : 64u;
+          EXPECT_EQ(l.grid[0], (301u * 8u + columns - 1) / columns) << what << ": " << s.name;
+        }
         const unsigned split = x3 && c.sm >= 90 ? 2u : 1u;
         EXPECT_EQ(l.grid[1], split) << what << ": " << s.name;
         EXPECT_EQ(l.clusterY, split) << what << ": " << s.name;
@@ -232,6 +241,7 @@ TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
       compileForSm90a(*p, what, "sm_" + std::to_string(c.sm));
     }
     unsetenv("CAGR_CUDA_CIN_F32");
+    unsetenv("CAGR_CIN_X3_MT");
   }
 }
 

@@ -155,7 +155,9 @@ TEST(CudaCinGpu, FusedReluMatchesTheReferenceOnEitherKernel) {
 // bound: with the first layer's ReLU, and with both layers pooled (D = 8:
 // one atomic per value; D = 16: a fragment's 16 rows summed across the
 // warp first). tf32 layers of the same shapes take cagr_cin_x3_step with
-// one term (", mma]"), to tf32's bound.
+// one term (", mma]"), to tf32's bound; both also with one h slice per
+// barrier (CAGR_CIN_X3_HSTEP=1) and one m16 column tile per warp
+// (CAGR_CIN_X3_MT=1).
 TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
   std::string why;
   auto backend = gpuOrSkip(why);
@@ -166,26 +168,34 @@ TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
     const char* split;
     const char* tag;
     double bound;
+    const char* knob = "";  // NAME=value set for the case
   };
   for (const Case c :
        {Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4}, Case{Precision::kF32, "", "1", ", 3xtf32]", 1e-4},
         Case{Precision::kF32, "ffma", "", ", ffma-step]", 1e-4}, Case{Precision::kTF32, "", "", ", mma]", 1e-2},
-        Case{Precision::kTF32, "", "1", ", mma]", 1e-2}}) {
+        Case{Precision::kTF32, "", "1", ", mma]", 1e-2}, Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "MT=1"},
+        Case{Precision::kTF32, "", "", ", mma]", 1e-2, "MT=1"},
+        Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "HSTEP=1"},
+        Case{Precision::kTF32, "", "", ", mma]", 1e-2, "HSTEP=1"}}) {
     setEnv("CAGR_CUDA_CIN_F32", c.f32);
     setEnv("CAGR_CIN_X3_SPLIT", c.split);
+    const std::string knob = c.knob, knobName = "CAGR_CIN_X3_" + knob.substr(0, knob.find('='));
+    if (!knob.empty()) setEnv(knobName.c_str(), knob.substr(knob.find('=') + 1).c_str());
     const std::string tag = c.tag, mode = precisionName(c.math);
     checkAgainstReference(*backend, twoCinLayers(c.math, "nvrtc.cin", true, 64, 72), c.bound,
-                          "nvrtc.cin step + relu" + tag + " split " + c.split,
+                          "nvrtc.cin step + relu" + tag + " split " + c.split + " " + knob,
                           "nvrtc.cin[64x6x6, " + mode + tag + "+relu");
     for (int64_t d : {8, 16}) {
       int step = 0;
-      const std::string what = "pooled step kernel " + mode + tag + " split " + c.split + " D " + std::to_string(d);
+      const std::string what =
+          "pooled step kernel " + mode + tag + " split " + c.split + " " + knob + " D " + std::to_string(d);
       for (const std::string& k : checkAgainstReference(
                *backend, rectest::pooledCinLayers(d, "nvrtc.cin", c.math, 64, 72), c.bound, what, d)) {
         step += k.find(tag + "+relu+sum") != std::string::npos ? 1 : 0;
       }
       EXPECT_EQ(step, 1) << what << ": layer 1 (+relu+sum) on the step kernel";
     }
+    if (!knob.empty()) unsetenv(knobName.c_str());
   }
   unsetenv("CAGR_CUDA_CIN_F32");
   unsetenv("CAGR_CIN_X3_SPLIT");

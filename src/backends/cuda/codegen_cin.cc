@@ -437,6 +437,9 @@ int64_t cinX3Stages() {
   return v == "3" ? 3 : v == "4" ? 4 : 2;
 }
 int64_t cinX3HStep() { return envValue("CAGR_CIN_X3_HSTEP") == "1" ? 1 : 2; }
+// m16 column tiles per warp: CAGR_CIN_X3_MT (1 or 2), else 2; one halves the
+// block's columns (twice the blocks for a small batch).
+int64_t cinX3Tiles() { return envValue("CAGR_CIN_X3_MT") == "1" ? 1 : 2; }
 // Whether every value of an f32 constant is finite (the one-term kernel
 // rounds W with an integer add, which would turn a NaN into a number).
 bool allFinite(const Tensor* t) {
@@ -539,8 +542,8 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
       P == 0 ? wide && !f32CinOnFfma() : P == 1 && wideShape && !tf32CinOnWmma() && allFinite(g.constant(n.inputs[2]));
   const int64_t mp = (M + 7) / 8 * 8, lda = O % 32 == 0 || O % 32 == 16 ? O + 8 : O;
   const int64_t x3Split = r.sm >= 90 ? cinX3Split() : 1;  // cluster launches need sm_90
-  const int64_t x3Wo = cinX3WarpsAlongO(), x3Columns = 256 / x3Wo;
-  const int64_t x3Exchange = x3Split > 1 ? 2 * ((O / 8 + x3Wo - 1) / x3Wo) * 4 * 256 * 4 : 0;
+  const int64_t x3Wo = cinX3WarpsAlongO(), x3Mt = cinX3Tiles(), x3Columns = 128 * x3Mt / x3Wo;
+  const int64_t x3Exchange = x3Split > 1 ? x3Mt * ((O / 8 + x3Wo - 1) / x3Wo) * 4 * 256 * 4 : 0;
   const int64_t x3Pool = sum >= 0 ? O * (x3Columns / D) * 4 : 0;
   int64_t x3Stages = cinX3Stages(), x3HStep = cinX3HStep();
   while (x3Stages > 2 && x3Stages * x3HStep * mp * lda * 4 + x3Pool > kCinStepSharedLimit) --x3Stages;
@@ -607,7 +610,8 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   const std::string suffix = tail.suffix(g) + (sum >= 0 ? "+sum" : "");
   if (x3) {
     k.body += "  cagr_cin_x3_step<" + shape + ", " + std::to_string(x3Wo) + ", " + b + ", " + (P == 0 ? "3" : "1") +
-              ", " + std::to_string(x3Stages) + ", " + std::to_string(x3HStep) + ">(" + args + (sum >= 0 ? ", pool" : ", nullptr") + ");\n" + epilogue;
+              ", " + std::to_string(x3Stages) + ", " + std::to_string(x3HStep) + ", " + std::to_string(x3Mt) +
+              ">(" + args + (sum >= 0 ? ", pool" : ", nullptr") + ");\n" + epilogue;
     rule.threads = 256;
     rule.sharedBytes = static_cast<unsigned>(x3Shared);
     rule.minBlocksPerSm = static_cast<unsigned>(x3Wo == 8 ? 3 : x3Wo / 2);

@@ -16,13 +16,13 @@
 // The MMA's M is the (b, d) columns and its N the O output rows, so O % 8 ==
 // 0 leaves no padding (xDeepFM's O = 200 is 25 n8 tiles). Per K step one h
 // as in cagr_cin_ffma_step: Wt's M x O slice (W uploaded transposed)
-// arrives by cp.async in a double buffer, rows M..MP-1 (MP = M rounded up
-// to 8) zero; the A operand Z[(b,d), m] = xk[b,h,d] * x0[b,m,d] never
+// arrives by cp.async in NS stages of HS slices, rows M..MP-1 (MP = M
+// rounded up to 8) zero; the A operand Z[(b,d), m] = xk[b,h,d] * x0[b,m,d] never
 // touches shared memory: a thread's fragment rows are fixed columns, so it
 // holds their x0 values (m = t, t+4, ...: MP / 2 per pair of rows) in
 // registers from the start and one xk value per column and h. Block: 8
-// warps, WO along O (each NTW n8 tiles) x 8 / WO along columns (two m16
-// tiles each), BN = 256 / WO columns. A pooled tail adds a fragment's 16
+// warps, WO along O (each NTW n8 tiles) x 8 / WO along columns (MT m16
+// tiles each), BN = 128 * MT / WO columns. A pooled tail adds a fragment's 16
 // rows (one sample's, or a part of one, when D % 16 == 0) across the warp
 // before one shared-memory atomic; else one atomic per value.
 #include "backends/cuda/codegen_kernel.h"
@@ -38,14 +38,15 @@ const char* cinX3Source() {
 // NS stages of HS slices of W each (NS x HS x MP x LDA floats: the next NS
 // - 1 stages in flight while one runs; one barrier per stage) and 2 * NTW *
 // 4 * 256 floats.
-template <int O, int H, int M, int D, int WO, bool BIAS, int TERMS, int NS, int HS, typename P>
+template <int O, int H, int M, int D, int WO, bool BIAS, int TERMS, int NS, int HS, int MT, typename P>
 __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, const float* __restrict__ x0,
                                                  const float* __restrict__ wt, const float* __restrict__ bias, P put,
                                                  long long B, float* pool) {
-  constexpr int THREADS = 256, BN = 32 * (8 / WO), MP = (M + 7) / 8 * 8, KS = MP / 8;
+  constexpr int THREADS = 256, BN = 16 * MT * (8 / WO), MP = (M + 7) / 8 * 8, KS = MP / 8;
   constexpr int NT8 = O / 8, NTW = (NT8 + WO - 1) / WO, OQ = O / 4, JC = 4;
   constexpr int LDA = (O % 32 == 0 || O % 32 == 16) ? O + 8 : O;  // fragment loads free of bank conflicts
-  static_assert(O % 8 == 0 && (TERMS == 1 || TERMS == 3) && NS >= 2 && HS >= 1, "O % 8 == 0, 1 or 3 terms, 2+ stages");
+  static_assert(O % 8 == 0 && (TERMS == 1 || TERMS == 3) && NS >= 2 && HS >= 1 && (MT == 1 || MT == 2),
+                "O % 8 == 0, 1 or 3 terms, 2+ stages, 1 or 2 m16 tiles");
   auto rnd = [](float x) { return TERMS == 1 ? cagr_tf32(x) : x; };  // tf32 math: operands as the reference rounds them
   // An operand's MMA parts: f32 math hi and lo; tf32 math x itself, whose 13
   // low bits the MMA drops (the A operand, each product of two TF32 values:
@@ -67,7 +68,7 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
   float* As = cagr_cin_dyn;  // [NS * HS][MP][LDA]
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int wo = warp % WO, wn = warp / WO;
-  const long long NTOT = B * D, nb = (long long)blockIdx.x * BN, n0 = nb + wn * 32;
+  const long long NTOT = B * D, nb = (long long)blockIdx.x * BN, n0 = nb + wn * 16 * MT;
   const int C = (int)gridDim.y, HC = (H + C - 1) / C, rank = (int)blockIdx.y;
   const int h0 = rank * HC, h1 = min(H, h0 + HC);
   for (int e = tid; e < NS * HS * (MP - M) * LDA; e += THREADS) {
@@ -93,11 +94,11 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
 #pragma unroll
   for (int st = 0; st < NS - 1; ++st) loadA(st);
   // Fragment row r of m16 tile i is column n0 + 16 i + g + 8 r.
-  const float* xkp[2][2];
-  bool ok[2][2];
-  float x0r[2][2][MP / 4], xv[2][2];
+  const float* xkp[MT][2];
+  bool ok[MT][2];
+  float x0r[MT][2][MP / 4], xv[MT][2];
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < MT; ++i)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const long long n = n0 + 16 * i + g + 8 * r, b = n / D, d = n - b * D;
@@ -110,9 +111,9 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
         x0r[i][r][q] = ok[i][r] && m < M ? rnd(__ldg(x0 + (b * M + m) * D + d)) : 0.f;
       }
     }
-  float acc[2][NTW][4];
+  float acc[MT][NTW][4];
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < MT; ++i)
 #pragma unroll
     for (int j = 0; j < NTW; ++j)
 #pragma unroll
@@ -124,17 +125,17 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
       __syncthreads();  // stage st is in; every warp is done with stage st - 1
       loadA(st + NS - 1);
     }
-    float xn[2][2];
+    float xn[MT][2];
 #pragma unroll
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < MT; ++i)
 #pragma unroll
       for (int r = 0; r < 2; ++r) xn[i][r] = h + 1 < h1 && ok[i][r] ? __ldg(xkp[i][r] + (h + 1) * D) : 0.f;
     const float* A = As + (st % NS * HS + hh) * MP * LDA + wo * NTW * 8 + g;
 #pragma unroll
     for (int ks = 0; ks < KS; ++ks) {
-      unsigned ahi[2][4], alo[2][4];
+      unsigned ahi[MT][4], alo[MT][4];
 #pragma unroll
-      for (int i = 0; i < 2; ++i) {  // a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
+      for (int i = 0; i < MT; ++i) {  // a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
         part(xv[i][0] * x0r[i][0][2 * ks], ahi[i][0], alo[i][0], 0u);
         part(xv[i][1] * x0r[i][1][2 * ks], ahi[i][1], alo[i][1], 0u);
         part(xv[i][0] * x0r[i][0][2 * ks + 1], ahi[i][2], alo[i][2], 0u);
@@ -160,7 +161,7 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
           for (int q = 0; q < JC; ++q) {
             if (j0 + q >= NTW || wo * NTW + j0 + q >= NT8) continue;
 #pragma unroll
-            for (int i = 0; i < 2; ++i) {
+            for (int i = 0; i < MT; ++i) {
               if (term == 0) cagr_mma_tf32(acc[i][j0 + q], alo[i], bh[q][0], bh[q][1]);
               if (term == 1) cagr_mma_tf32(acc[i][j0 + q], ahi[i], bl[q][0], bl[q][1]);
               if (term == 2) cagr_mma_tf32(acc[i][j0 + q], ahi[i], bh[q][0], bh[q][1]);
@@ -169,14 +170,14 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
       }
     }
 #pragma unroll
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < MT; ++i)
 #pragma unroll
       for (int r = 0; r < 2; ++r) xv[i][r] = rnd(xn[i][r]);  // rounded after the step: its load stays in flight
   }
   if (C > 1) {
     asm volatile("cp.async.wait_group 0;\n" ::);
     __syncthreads();  // the stages are free: they hold the exchange
-    cagr_cluster_sum<2, NTW, THREADS>(acc, As, C, rank);
+    cagr_cluster_sum<MT, NTW, THREADS>(acc, As, C, rank);
     if (rank > 0) return;
   }
   // c0, c1: row g, outputs 2t, 2t+1; c2, c3: row g+8.
@@ -189,7 +190,7 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
       const int o = (wo * NTW + j) * 8 + 2 * t + c;
       const float bo = BIAS ? __ldg(bias + o) : 0.f;
 #pragma unroll
-      for (int i = 0; i < 2; ++i) {
+      for (int i = 0; i < MT; ++i) {
         float s[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
