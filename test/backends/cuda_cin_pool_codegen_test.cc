@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <tuple>
 
 #include <unistd.h>
@@ -243,6 +244,29 @@ TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
     unsetenv("CAGR_CUDA_CIN_F32");
     unsetenv("CAGR_CIN_X3_MT");
   }
+}
+
+// The one-term tf32 kernel rounds W with an integer add, which would turn a
+// NaN into a number: a layer whose W is not all finite keeps the wmma
+// kernel (NaN in, NaN out), its neighbour the step kernel.
+TEST(CudaCinPoolCodegen, Tf32LayerWithANonFiniteWeightKeepsTheWmmaKernel) {
+  Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kTF32, 64, 72);
+  for (Node& n : g.mutableNodes()) {
+    if (n.op != OpKind::kCIN || n.name != "c1") continue;
+    Tensor w = g.constant(n.inputs[2])->clone();
+    w.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+    n.inputs[2] = g.addConstant("w1_nan", std::move(w));
+  }
+  auto p = cuda::lowerPlan(g, h200(), 90);
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  std::vector<std::string> names;
+  for (const auto& s : p->steps) {
+    if (s.kind == cuda::StepKind::kGenerated && s.name.rfind("nvrtc.cin[", 0) == 0) names.push_back(s.name);
+  }
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_NE(names[0].find("[64x6x6, tf32, wmma]"), std::string::npos) << names[0];
+  EXPECT_NE(names[1].find("[72x64x6, tf32, mma]"), std::string::npos) << names[1];
+  compileForSm90a(*p, "tf32 CIN with a NaN weight", "sm_90");
 }
 
 }  // namespace
