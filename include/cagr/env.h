@@ -86,6 +86,9 @@ class Env {
   const std::vector<Decision>& decisions() const { return decisions_; }
   bool done() const { return done_; }
   int steps() const { return steps_; }
+  /// Up to `more` steps past the step limit for an episode the limit ended
+  /// (one ended by stop stays over): what `rl+greedy` refines a plan with.
+  void extendEpisode(int more);
 
  private:
   Status refresh(bool structureChanged);
@@ -108,6 +111,7 @@ class Env {
   int64_t m0_ = 0;
   int steps_ = 0;
   bool done_ = false;
+  bool stopped_ = false;  // ended by the stop action
 };
 
 /// True for actions that only change MIR decisions (not the HIR structure):

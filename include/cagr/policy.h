@@ -30,12 +30,16 @@ class Policy {
 };
 
 /// "none", "random", "greedy", "beam" (width from options), "beam:K", "exhaustive",
-/// "rl" (the default trained policy) or "rl:PATH" (an .rlp weights file).
+/// "rl" (the default trained policy) or "rl:PATH" (an .rlp weights file),
+/// "rl+greedy" / "rl+greedy:PATH" (rl's plan refined by greedy steps).
 StatusOr<std::unique_ptr<Policy>> makePolicy(const std::string& name, const PolicyOptions& opts = {});
 
 /// The learned GAT+FiLM policy (issue 7), run greedily by the core's own
 /// forward pass; weights from `path`, or the default policy when empty.
-StatusOr<std::unique_ptr<Policy>> makeRlPolicy(const std::string& path = "");
+/// `refineGreedily`: then greedy steps from its plan while one gains more
+/// than `minGain` ("rl+greedy").
+StatusOr<std::unique_ptr<Policy>> makeRlPolicy(const std::string& path = "", bool refineGreedily = false,
+                                               double minGain = 1e-6);
 /// Where the default policy file is: $CAGR_RL_POLICY, else
 /// policies/default.rlp next to or one above the running binary, else in the
 /// working directory.

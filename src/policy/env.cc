@@ -33,7 +33,7 @@ Status Env::reset(const Graph& g, const Target& t, const EnvConfig& cfg) {
   decisions_.clear();
   return_ = 0;
   steps_ = 0;
-  done_ = false;
+  done_ = stopped_ = false;
   CAGR_RETURN_IF_ERROR(refresh(true));
   l0_ = est_.latencyS;
   m0_ = est_.peakMemoryBytes;
@@ -90,7 +90,7 @@ StatusOr<Env::StepResult> Env::step(const Action& a) {
   if (done_) return invalidArgument("the episode is over; reset first");
   StepResult r;
   if (a.kind == ActionKind::kStop) {
-    done_ = true;
+    done_ = stopped_ = true;
     r.done = true;
     return r;
   }
@@ -112,6 +112,12 @@ StatusOr<Env::StepResult> Env::step(const Action& a) {
   done_ = steps_ >= cfg_.maxSteps;
   r.done = done_;
   return r;
+}
+
+void Env::extendEpisode(int more) {
+  if (stopped_ || more <= 0) return;
+  cfg_.maxSteps = steps_ + more;
+  done_ = false;
 }
 
 StatusOr<double> Env::peek(size_t index) {

@@ -2,7 +2,10 @@
 // action each step, until stop is the most probable or the episode's step
 // limit), and returns the best valid plan along that one trajectory by the
 // environment's modelled return. Weights come from an .rlp file: the one
-// named, else the default policy found next to the binary.
+// named, else the default policy found next to the binary. `rl+greedy`
+// then refines that plan with greedy steps (the action of the best modelled
+// reward while one gains and the plan verifies): the policy's plan with
+// the one-step gains it left, a hybrid reported beside `rl`, not as it.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -34,8 +37,9 @@ std::vector<std::string> defaultPolicyCandidates() {
 
 class RlPolicy : public Policy {
  public:
-  explicit RlPolicy(rl::PolicyModel model) : model_(std::move(model)) {}
-  std::string name() const override { return "rl"; }
+  RlPolicy(rl::PolicyModel model, bool refine, double minGain)
+      : model_(std::move(model)), refine_(refine), minGain_(minGain) {}
+  std::string name() const override { return refine_ ? "rl+greedy" : "rl"; }
   Status run(Env& env) override {
     // Every state that improved on the best so far: the result is the last
     // of them whose plan verifies (a sequence of legal actions has been seen
@@ -47,6 +51,7 @@ class RlPolicy : public Policy {
     }
     while (improving.size() > 1 && !planVerifies(improving.back())) improving.pop_back();
     env = std::move(improving.back());
+    if (refine_) refineGreedily(env);
     if (!env.done()) CAGR_RETURN_IF_ERROR(env.step(env.legalActions().size() - 1).status());
     return Status::ok();
   }
@@ -67,6 +72,25 @@ class RlPolicy : public Policy {
     return last.withContext("rl policy: no action could be applied");
   }
 
+  // Greedy steps from the policy's plan: the non-stop action of the best
+  // modelled reward while it is above minGain_ and its plan verifies.
+  void refineGreedily(Env& env) const {
+    env.extendEpisode(env.config().maxSteps);  // the policy's plan may have used up the episode's steps
+    while (!env.done()) {
+      const size_t stop = env.legalActions().size() - 1;
+      size_t best = stop;
+      double bestReward = minGain_;
+      for (size_t i = 0; i < stop; ++i) {
+        auto r = env.peek(i);
+        if (r.isOk() && *r > bestReward) bestReward = *r, best = i;
+      }
+      if (best == stop) return;
+      Env next = env.clone();
+      if (!next.step(best).isOk() || !planVerifies(next)) return;
+      env = std::move(next);
+    }
+  }
+
   // What optimize() checks of the result.
   static bool planVerifies(const Env& e) {
     Graph plan = e.graph();
@@ -75,6 +99,8 @@ class RlPolicy : public Policy {
   }
 
   rl::PolicyModel model_;
+  bool refine_ = false;
+  double minGain_ = 1e-6;
 };
 
 }  // namespace
@@ -91,7 +117,7 @@ StatusOr<std::string> defaultRlPolicyPath() {
                   "); name one with --policy rl:PATH or set CAGR_RL_POLICY");
 }
 
-StatusOr<std::unique_ptr<Policy>> makeRlPolicy(const std::string& path) {
+StatusOr<std::unique_ptr<Policy>> makeRlPolicy(const std::string& path, bool refineGreedily, double minGain) {
   std::string file = path;
   if (file.empty()) {
     CAGR_ASSIGN_OR_RETURN(file, defaultRlPolicyPath());
@@ -102,11 +128,11 @@ StatusOr<std::unique_ptr<Policy>> makeRlPolicy(const std::string& path) {
                            "': config.hw_features = " + std::to_string(model.config().hwFeatures) +
                            "; this build's hardware context has " + std::to_string(contextVectorSize()));
   }
-  return rl::makePolicy(std::move(model));
+  return std::unique_ptr<Policy>(new RlPolicy(std::move(model), refineGreedily, minGain));
 }
 
 std::unique_ptr<Policy> rl::makePolicy(PolicyModel model) {
-  return std::make_unique<RlPolicy>(std::move(model));
+  return std::make_unique<RlPolicy>(std::move(model), false, 1e-6);
 }
 
 }  // namespace cagr

@@ -223,8 +223,10 @@ StatusOr<std::unique_ptr<Policy>> makePolicy(const std::string& name, const Poli
   }
   if (name == "rl") return makeRlPolicy();
   if (name.rfind("rl:", 0) == 0) return makeRlPolicy(name.substr(3));
+  if (name == "rl+greedy") return makeRlPolicy("", true, opts.minGain);
+  if (name.rfind("rl+greedy:", 0) == 0) return makeRlPolicy(name.substr(10), true, opts.minGain);
   return invalidArgument("unknown policy '" + name +
-                         "' (none, random, greedy, beam, beam:K, exhaustive, rl, rl:PATH)");
+                         "' (none, random, greedy, beam, beam:K, exhaustive, rl, rl:PATH, rl+greedy, rl+greedy:PATH)");
 }
 
 StatusOr<OptimizeResult> optimize(const Graph& g, const Target& t, Policy& policy, const EnvConfig& cfg) {

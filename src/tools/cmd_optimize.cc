@@ -113,7 +113,8 @@ void addOptimize(CLI::App& app, int& exitCode) {
                   "platform: cpu, cuda, or a built-in profile (v100 a100 h100 h200 mi100 mi250x tpu-v3 tpu-v4 x86-64)");
   cmd->add_option("--hw", args->hw, "hardware profile JSON (e.g. from cagr profile); overrides --target");
   cmd->add_option("--policy", args->policy,
-                  "none | random | greedy | beam | beam:K | exhaustive | rl | rl:PATH (trained policy, .rlp)");
+                  "none | random | greedy | beam | beam:K | exhaustive | rl | rl:PATH (trained policy, .rlp) | "
+                  "rl+greedy[:PATH] (rl's plan refined by greedy steps)");
   cmd->add_option("--beam-width", args->beamWidth, "beam width for --policy beam (default 8)");
   cmd->add_option("--batch", args->batch, "batch size the plan is priced at (default 256)");
   cmd->add_option("--seed", args->seed, "seed of the random policy");

@@ -232,6 +232,54 @@ TEST(RlPolicy, DefaultPolicyPlansVerifyAndComputeTheModel) {
   ::unsetenv("CAGR_RL_POLICY");
 }
 
+// rl+greedy: the policy's plan, then greedy steps. On xDeepFM for V100 the
+// policy spends its 64 steps (per-table precision first) and leaves the CIN
+// kernels' gains: the refinement extends the episode and takes them. Its
+// plan is never slower than rl's and verifies; "rl+greedy:PATH" names the
+// weights, a bad path is an error naming it.
+TEST(RlPolicy, GreedyRefinementStartsFromThePolicysPlan) {
+  const std::string path = rwtest::repoPath("policies/default.rlp");
+  Graph g = rwtest::zoo("xdeepfm");
+  auto rl = cagr::makePolicy("rl:" + path);
+  auto refined = cagr::makePolicy("rl+greedy:" + path);
+  ASSERT_TRUE(rl.isOk()) << rl.status().message();
+  ASSERT_TRUE(refined.isOk()) << refined.status().message();
+  EXPECT_EQ((*refined)->name(), "rl+greedy");
+  auto a = optimize(g, rwtest::target("v100"), **rl);
+  auto b = optimize(g, rwtest::target("v100"), **refined);
+  ASSERT_TRUE(a.isOk()) << a.status().message();
+  ASSERT_TRUE(b.isOk()) << b.status().message();
+  EXPECT_EQ(static_cast<int>(a->decisions.size()), EnvConfig{}.maxSteps) << "the policy uses up the episode";
+  EXPECT_GT(b->decisions.size(), a->decisions.size());
+  for (size_t i = 0; i < a->decisions.size(); ++i) EXPECT_EQ(b->decisions[i].label, a->decisions[i].label) << i;
+  EXPECT_LT(b->final.latencyS, 0.5 * a->final.latencyS);
+  EXPECT_GE(b->episodeReturn, a->episodeReturn);
+  Graph plan = b->plan;
+  plan.eraseDeadNodes();
+  EXPECT_TRUE(verifyPlan(plan, rwtest::target("v100")).isOk());
+  auto missing = cagr::makePolicy("rl+greedy:/nonexistent/policy.rlp");
+  ASSERT_FALSE(missing.isOk());
+  EXPECT_TRUE(has(missing.status().message(), "/nonexistent/policy.rlp"));
+}
+
+// The step limit ends an episode the way stop does, except that
+// extendEpisode reopens the first kind.
+TEST(RlPolicy, ExtendEpisodeReopensOnlyAnEpisodeTheLimitEnded) {
+  EnvConfig cfg;
+  cfg.maxSteps = 1;
+  Env env;
+  ASSERT_TRUE(env.reset(rwtest::zoo("dlrm_criteo"), rwtest::target("h200"), cfg).isOk());
+  ASSERT_GT(env.legalActions().size(), 1u);
+  ASSERT_TRUE(env.step(size_t{0}).isOk());
+  EXPECT_TRUE(env.done());
+  env.extendEpisode(2);
+  EXPECT_FALSE(env.done());
+  ASSERT_TRUE(env.step(env.legalActions().size() - 1).isOk());  // stop
+  EXPECT_TRUE(env.done());
+  env.extendEpisode(2);
+  EXPECT_TRUE(env.done()) << "an episode ended by stop stays over";
+}
+
 TEST(RlPolicy, CommandLine) {
   std::string model = rwtest::repoPath("zoo/onnx/dlrm_criteo.dynamo.onnx");
   std::string policy = rwtest::repoPath("policies/default.rlp");
