@@ -86,8 +86,9 @@ class Env {
   const std::vector<Decision>& decisions() const { return decisions_; }
   bool done() const { return done_; }
   int steps() const { return steps_; }
-  /// Up to `more` steps past the step limit for an episode the limit ended
-  /// (one ended by stop stays over): what `rl+greedy` refines a plan with.
+  /// Room for at least `more` further steps, also in an episode the step
+  /// limit ended (one ended by stop stays over): what `rl+greedy` refines a
+  /// plan with.
   void extendEpisode(int more);
 
  private:

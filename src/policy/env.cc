@@ -116,7 +116,7 @@ StatusOr<Env::StepResult> Env::step(const Action& a) {
 
 void Env::extendEpisode(int more) {
   if (stopped_ || more <= 0) return;
-  cfg_.maxSteps = steps_ + more;
+  cfg_.maxSteps = std::max(cfg_.maxSteps, steps_ + more);
   done_ = false;
 }
 
