@@ -147,8 +147,8 @@ def main():
                   "includes the environment's step and the enumeration of the legal actions, not only the "
                   "forward pass)."]
     lines += ["", "## Every cell", "",
-              "| model | platform | none ms | random ms | greedy ms | beam(8) ms | exhaustive ms | rl ms | rl+greedy ms "
-              "| rl/beam gain | greedy s | beam s | rl s | rl+greedy s | rl steps |",
+              "| model | platform | none ms | random ms | greedy ms | beam(8) ms | exhaustive ms | rl ms | "
+              "rl+greedy ms | rl/beam gain | greedy s | beam s | rl s | rl+greedy s | rl steps |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         g_beam, g_rl = gain(r, "beam:8"), gain(r, "rl")
