@@ -34,6 +34,11 @@ class Policy {
 /// "rl+greedy" / "rl+greedy:PATH" (rl's plan refined by greedy steps).
 StatusOr<std::unique_ptr<Policy>> makePolicy(const std::string& name, const PolicyOptions& opts = {});
 
+/// Greedy's choice in `env`: the index of the non-stop legal action of the
+/// largest modelled reward above `minGain` (one whose rewrite fails is
+/// passed over), else the stop action's.
+size_t bestImmediateAction(Env& env, double minGain);
+
 /// The learned GAT+FiLM policy (issue 7), run greedily by the core's own
 /// forward pass; weights from `path`, or the default policy when empty.
 /// `refineGreedily`: then greedy steps from its plan while one gains more

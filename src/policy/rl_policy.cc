@@ -77,14 +77,8 @@ class RlPolicy : public Policy {
   void refineGreedily(Env& env) const {
     env.extendEpisode(env.config().maxSteps);  // the policy's plan may have used up the episode's steps
     while (!env.done()) {
-      const size_t stop = env.legalActions().size() - 1;
-      size_t best = stop;
-      double bestReward = minGain_;
-      for (size_t i = 0; i < stop; ++i) {
-        auto r = env.peek(i);
-        if (r.isOk() && *r > bestReward) bestReward = *r, best = i;
-      }
-      if (best == stop) return;
+      const size_t best = bestImmediateAction(env, minGain_);
+      if (best + 1 == env.legalActions().size()) return;  // stop: nothing gains
       Env next = env.clone();
       if (!next.step(best).isOk() || !planVerifies(next)) return;
       env = std::move(next);

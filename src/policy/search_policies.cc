@@ -41,30 +41,27 @@ class RandomPolicy : public Policy {
   std::mt19937_64 rng_;
 };
 
-// The rewards of every non-stop action of `env` (NaN where applying failed).
-std::vector<double> allRewards(Env& env) {
-  std::vector<double> out;
-  for (size_t i = 0; i + 1 < env.legalActions().size(); ++i) {
+}  // namespace
+
+size_t bestImmediateAction(Env& env, double minGain) {
+  const size_t stop = env.legalActions().size() - 1;
+  size_t best = stop;
+  double bestReward = minGain;
+  for (size_t i = 0; i < stop; ++i) {
     auto r = env.peek(i);
-    out.push_back(r.isOk() ? *r : std::nan(""));
+    if (r.isOk() && *r > bestReward) bestReward = *r, best = i;
   }
-  return out;
+  return best;
 }
+
+namespace {
 
 class GreedyPolicy : public Policy {
  public:
   explicit GreedyPolicy(double minGain) : minGain_(minGain) {}
   std::string name() const override { return "greedy"; }
   Status run(Env& env) override {
-    while (!env.done()) {
-      std::vector<double> rewards = allRewards(env);
-      size_t best = env.legalActions().size() - 1;  // stop
-      double bestReward = minGain_;
-      for (size_t i = 0; i < rewards.size(); ++i) {
-        if (rewards[i] > bestReward) bestReward = rewards[i], best = i;
-      }
-      CAGR_RETURN_IF_ERROR(env.step(best).status());
-    }
+    while (!env.done()) CAGR_RETURN_IF_ERROR(env.step(bestImmediateAction(env, minGain_)).status());
     return Status::ok();
   }
 

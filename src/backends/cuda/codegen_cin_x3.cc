@@ -36,8 +36,8 @@ const char* cinX3Source() {
 // [y * HC, (y + 1) * HC); blocks 1.. leave their sums in shared memory,
 // block 0 adds them and stores. Dynamic shared memory: the larger of the
 // NS stages of HS slices of W each (NS x HS x MP x LDA floats: the next NS
-// - 1 stages in flight while one runs; one barrier per stage) and 2 * NTW *
-// 4 * 256 floats.
+// - 1 stages in flight while one runs; one barrier per stage) and MT * NTW
+// * 4 * 256 floats.
 template <int O, int H, int M, int D, int WO, bool BIAS, int TERMS, int NS, int HS, int MT, typename P>
 __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, const float* __restrict__ x0,
                                                  const float* __restrict__ wt, const float* __restrict__ bias, P put,
