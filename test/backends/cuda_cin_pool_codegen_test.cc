@@ -8,6 +8,7 @@
 
 #if CAGR_HAVE_CUDA
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -18,6 +19,7 @@
 #include "../rewrite/rewrite_test_util.h"
 #include "backends/cuda/codegen.h"
 #include "backends/cuda/cuda_program.h"
+#include "backends/cuda/cuda_weights.h"
 #include "cagr/policy.h"
 #include "cin_pool_util.h"
 
@@ -182,8 +184,11 @@ TEST(CudaCinPoolCodegen, UnassignedLayersRunOnNvrtcInF32AndOnCublasLtInTensorCor
 // two blocks along y. An sm_75 GPU gets the 8x8-tile kernel everywhere.
 // tf32 layers of those shapes take the same tensor-core kernel with one
 // term (", mma]"), narrower ones the wmma kernel; CAGR_CIN_X3_MT=1 halves
-// the tensor-core kernel's columns per block (twice the blocks). Every
-// module compiles for its GPU.
+// the tensor-core kernel's columns per block (twice the blocks), and
+// CAGR_CIN_X3_WO=8 puts all eight warps along O (O = 72: four warps of two
+// n8 tiles, one of one, three of none). The one-term (tf32) kernel reads W
+// rounded to TF32 on upload (WeightFormat::tf32), no other kernel does.
+// Every module compiles for its GPU.
 TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
   struct Case {
     Precision math;
@@ -191,19 +196,22 @@ TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
     int sm;
     const char* tag;
     const char* mt = "";
+    const char* wo = "";
   };
   const Precision f32 = Precision::kF32, tf32 = Precision::kTF32;
   for (const Case c :
        {Case{f32, "", 90, ", 3xtf32]"}, Case{f32, "", 80, ", 3xtf32]"}, Case{f32, "ffma", 90, ", ffma-step]"},
         Case{f32, "", 75, ", none]"}, Case{tf32, "", 90, ", mma]"}, Case{tf32, "", 80, ", mma]"},
-        Case{tf32, "", 90, ", mma]", "1"}, Case{f32, "", 90, ", 3xtf32]", "1"}}) {
+        Case{tf32, "", 90, ", mma]", "1"}, Case{f32, "", 90, ", 3xtf32]", "1"}, Case{tf32, "", 90, ", mma]", "", "8"},
+        Case{f32, "", 80, ", 3xtf32]", "", "8"}}) {
     if (*c.f32 != '\0') setenv("CAGR_CUDA_CIN_F32", c.f32, 1);
     if (*c.mt != '\0') setenv("CAGR_CIN_X3_MT", c.mt, 1);
+    if (*c.wo != '\0') setenv("CAGR_CIN_X3_WO", c.wo, 1);
     const char* other = c.math == f32 ? ", ffma]" : ", wmma]";
     for (auto [o1, o2, stepKernels] : {std::tuple{64, 72, 2}, std::tuple{40, 24, 0}, std::tuple{64, 60, 1}}) {
       const std::string what = std::string(precisionName(c.math)) + " O " + std::to_string(o1) + " / " +
                                std::to_string(o2) + " sm " + std::to_string(c.sm) + " CAGR_CUDA_CIN_F32=" + c.f32 +
-                               " CAGR_CIN_X3_MT=" + c.mt;
+                               " CAGR_CIN_X3_MT=" + c.mt + " CAGR_CIN_X3_WO=" + c.wo;
       Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", c.math, o1, o2);
       auto p = cuda::lowerPlan(g, h200(), c.sm);
       ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();
@@ -211,6 +219,7 @@ TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
       for (const auto& s : p->steps) {
         if (s.kind != cuda::StepKind::kGenerated || s.name.rfind("nvrtc.cin[", 0) != 0) continue;
         const bool step = s.name.find(c.tag) != std::string::npos;
+        const bool x3 = step && std::string(c.tag) != ", ffma-step]";  // the tensor-core step kernel
         EXPECT_TRUE(step || s.name.find(other) != std::string::npos) << what << ": " << s.name;
         steps += step ? 1 : 0;
         const Node& cin = g.node(s.nodes.front());
@@ -220,18 +229,18 @@ TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
           ++weights;
           EXPECT_EQ(f.transposed, step) << what << ": " << s.name;
           EXPECT_EQ(f.library, step) << what << ": " << s.name;
+          EXPECT_EQ(f.tf32, x3 && c.math == tf32) << what << ": " << s.name;
         }
         EXPECT_EQ(weights, 1) << what << ": " << s.name;
         const auto& k = p->kernels[static_cast<size_t>(s.kernel)];
         const cuda::Launch l = k.launch(std::vector<int64_t>(k.extents.size(), 301));
         EXPECT_EQ(l.sharedBytes > 0, step) << what << ": dynamic shared memory only for a step kernel";
         const auto rows = static_cast<unsigned>(g.type(cin.inputs[2]).dims[0]);  // FFMA step: a thread per row
-        const bool x3 = step && std::string(c.tag) != ", ffma-step]";            // the tensor-core step kernel
         if (step) {
           EXPECT_EQ(l.block[0], x3 ? 256u : rows) << what << ": " << s.name;
         }
-        if (x3) {  // 301 samples of D = 8 columns, 128 * MT / 4 columns a block (four warps along O)
-          const unsigned columns = *c.mt == '1' ? 32u : 64u;
+        if (x3) {  // 301 samples of D = 8 columns, 128 * MT / WO columns a block (WO warps along O)
+          const unsigned columns = (*c.mt == '1' ? 128u : 256u) / (*c.wo == '8' ? 8u : 4u);
           EXPECT_EQ(l.grid[0], (301u * 8u + columns - 1) / columns) << what << ": " << s.name;
         }
         const unsigned split = x3 && c.sm >= 90 ? 2u : 1u;
@@ -243,7 +252,43 @@ TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
     }
     unsetenv("CAGR_CUDA_CIN_F32");
     unsetenv("CAGR_CIN_X3_MT");
+    unsetenv("CAGR_CIN_X3_WO");
   }
+}
+
+// The one-term kernel's W on the device: transposed, each value rounded to
+// TF32 to nearest, ties away from zero (here computed from the value's
+// binary exponent, not its bits).
+TEST(CudaCinPoolCodegen, Tf32StepKernelReadsWRoundedToNearestOnUpload) {
+  Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kTF32, 64, 72);
+  auto p = cuda::lowerPlan(g, h200(), 90);
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  int checked = 0;
+  for (const auto& s : p->steps) {
+    for (const cuda::WeightFormat& f : s.constants) {
+      if (!f.tf32) continue;
+      ASSERT_TRUE(f.transposed && f.library) << s.name;
+      const Tensor& w = *g.constant(f.value);
+      ASSERT_EQ(w.shape().size(), 2u);
+      const int64_t rows = w.shape()[0], cols = w.shape()[1];
+      std::vector<float> dev(cuda::weightBytes(g, f) / 4);
+      ASSERT_EQ(static_cast<int64_t>(dev.size()), rows * cols);
+      ASSERT_TRUE(cuda::writeWeight(g, f, reinterpret_cast<std::byte*>(dev.data())).isOk());
+      int changed = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const float x = w.data<float>()[r * cols + c];
+          const int e = std::ilogb(x);  // x = m 2^e, 1 <= |m| < 2; TF32 keeps 10 bits after the point
+          const float want = x == 0.f ? x : std::ldexp(std::round(std::ldexp(x, 10 - e)), e - 10);
+          ASSERT_EQ(dev[static_cast<size_t>(c * rows + r)], want) << s.name << " W[" << r << ", " << c << "] " << x;
+          changed += want != x ? 1 : 0;
+        }
+      }
+      EXPECT_GT(changed, 0) << s.name << ": the weights were all TF32 values already";
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2) << "both layers' W";
 }
 
 // The one-term tf32 kernel rounds W with an integer add, which would turn a

@@ -156,8 +156,9 @@ TEST(CudaCinGpu, FusedReluMatchesTheReferenceOnEitherKernel) {
 // one atomic per value; D = 16: a fragment's 16 rows summed across the
 // warp first). tf32 layers of the same shapes take cagr_cin_x3_step with
 // one term (", mma]"), to tf32's bound; both also with one h slice per
-// barrier (CAGR_CIN_X3_HSTEP=1) and one m16 column tile per warp
-// (CAGR_CIN_X3_MT=1).
+// barrier (CAGR_CIN_X3_HSTEP=1), one m16 column tile per warp
+// (CAGR_CIN_X3_MT=1), and eight or two warps along O (CAGR_CIN_X3_WO: at O
+// = 72 warps of 2, 1 and no n8 tiles, or of 5 and 4).
 TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
   std::string why;
   auto backend = gpuOrSkip(why);
@@ -176,7 +177,8 @@ TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
         Case{Precision::kTF32, "", "1", ", mma]", 1e-2}, Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "MT=1"},
         Case{Precision::kTF32, "", "", ", mma]", 1e-2, "MT=1"},
         Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "HSTEP=1"},
-        Case{Precision::kTF32, "", "", ", mma]", 1e-2, "HSTEP=1"}}) {
+        Case{Precision::kTF32, "", "", ", mma]", 1e-2, "HSTEP=1"},
+        Case{Precision::kTF32, "", "", ", mma]", 1e-2, "WO=8"}, Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "WO=2"}}) {
     setEnv("CAGR_CUDA_CIN_F32", c.f32);
     setEnv("CAGR_CIN_X3_SPLIT", c.split);
     const std::string knob = c.knob, knobName = "CAGR_CIN_X3_" + knob.substr(0, knob.find('='));

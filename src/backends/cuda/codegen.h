@@ -75,6 +75,7 @@ struct GeneratedKernel {
   std::vector<ValueId> params;   // device buffers in parameter order: reads, then writes
   int numOutputs = 0;            // the last numOutputs params are written
   std::vector<ValueId> transposed;  // constants read as the transpose of their 2-D [R, C]: [C, R], f32 as stored
+  std::vector<ValueId> tf32;        // of those, the ones read rounded to TF32 (WeightFormat::tf32)
   std::vector<ExtentRef> extents;  // then one `long long` per entry
   std::function<Launch(const std::vector<int64_t>& extents)> launch;
   std::string name;              // for kernelReport: "nvrtc.embedding[26 tables]"

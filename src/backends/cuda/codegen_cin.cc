@@ -557,7 +557,10 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   const bool step = wide && !x3 && r.sm >= 80 && stepShared + poolShared <= kCinStepSharedLimit;  // cp.async
   KernelBuilder k(r, "cin", src);
   std::string args = k.in(n.inputs[0]) + ", " + k.in(n.inputs[1]) + ", " +
-                     (step || x3 ? k.inTransposed(n.inputs[2]) : k.in(n.inputs[2])) + ", " +
+                     (x3 && P == 1 ? k.inTransposedTf32(n.inputs[2])
+                      : step || x3 ? k.inTransposed(n.inputs[2])
+                                   : k.in(n.inputs[2])) +
+                     ", " +
                      (bias ? k.in(n.inputs[3]) : std::string("nullptr")) + ", put, " + k.dim(xk[0]);
   // Each output element goes through the group's elementwise tail (members
   // after the CIN) and is stored into every group output it reaches.

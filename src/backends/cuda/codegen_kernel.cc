@@ -106,6 +106,11 @@ std::string KernelBuilder::inTransposed(ValueId v) {
   return in(v);
 }
 
+std::string KernelBuilder::inTransposedTf32(ValueId v) {
+  if (std::find(tf32_.begin(), tf32_.end(), v) == tf32_.end()) tf32_.push_back(v);
+  return inTransposed(v);
+}
+
 std::string KernelBuilder::out(ValueId v) {
   if (std::find(writes_.begin(), writes_.end(), v) == writes_.end()) writes_.push_back(v);
   return "v" + std::to_string(v);
@@ -225,6 +230,7 @@ StatusOr<GeneratedKernel> KernelBuilder::finish(std::string& moduleSource, const
   k.gridDeps = true;
   k.waitsLate = waitsLate;
   k.transposed = transposed_;
+  k.tf32 = tf32_;
   std::string sig;
   for (ValueId v : reads_) sig += "const " + storageType(g(), v) + "* __restrict__ v" + std::to_string(v) + ", ";
   for (ValueId v : writes_) sig += storageType(g(), v) + "* __restrict__ v" + std::to_string(v) + ", ";

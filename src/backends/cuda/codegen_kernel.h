@@ -65,6 +65,8 @@ class KernelBuilder {
   /// Registers constant `v` (2-D [R, C], f32) as read in its transpose
   /// [C, R] (GeneratedKernel::transposed); returns its C name.
   std::string inTransposed(ValueId v);
+  /// As inTransposed, each value rounded to TF32 on upload (WeightFormat::tf32).
+  std::string inTransposedTf32(ValueId v);
   std::string out(ValueId v);
   bool isMemberValue(ValueId v) const;  // produced by a member
   bool isOutput(ValueId v) const;       // one of the request's outputs
@@ -105,7 +107,7 @@ class KernelBuilder {
   std::string entry_;
   std::string canonical(const std::string& code) const;
 
-  std::vector<ValueId> reads_, writes_, transposed_;
+  std::vector<ValueId> reads_, writes_, transposed_, tf32_;
   std::vector<std::pair<ValueId, int>> explicitExtents_;
   std::vector<char> memberValue_;
   std::vector<int> symbolsUsed_;

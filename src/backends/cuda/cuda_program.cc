@@ -214,7 +214,8 @@ class Lowering {
       if (i >= reads || !g_.isConstant(p_.root(v))) continue;
       // A transposed constant takes the library's layout: [C, R] f32 as stored.
       const bool t = std::find(gk->transposed.begin(), gk->transposed.end(), v) != gk->transposed.end();
-      s.constants.push_back({p_.root(v), t, 0, t});
+      const bool tf32 = std::find(gk->tf32.begin(), gk->tf32.end(), v) != gk->tf32.end();
+      s.constants.push_back({p_.root(v), t, 0, t, Precision::kF32, tf32});
     }
     p_.kernels.push_back(std::move(*gk));
     p_.steps.push_back(std::move(s));

@@ -28,6 +28,7 @@ struct WeightFormat {
   int64_t pitch = 0;     // library: padded row pitch in elements (0: dense)
   bool transposed = false;  // library: a 2-D [R, C] stored as its transpose [C, R] (rows at pitch)
   Precision element = Precision::kF32;  // library: f32, or bf16 / f16 (LibraryGemm::operands)
+  bool tf32 = false;  // library f32: each value rounded to TF32, to nearest (ties away from zero; finite values)
   bool operator==(const WeightFormat&) const = default;
 };
 

@@ -51,6 +51,12 @@ Status writeLibrary(const Graph& g, const WeightFormat& f, std::byte* dst) {
   std::memset(dst, 0, weightBytes(g, f));
   const float* src = stored.data<float>();
   const auto put = [&](int64_t at, float x) {
+    if (f.tf32 && std::isfinite(x)) {  // to nearest, ties away from zero: add half a TF32 ulp, drop 13 bits
+      uint32_t bits = 0;
+      std::memcpy(&bits, &x, sizeof bits);
+      bits = (bits + 0x1000u) & 0xffffe000u;
+      std::memcpy(&x, &bits, sizeof bits);
+    }
     if (f.element == Precision::kF32) {
       reinterpret_cast<float*>(dst)[at] = x;
     } else {
