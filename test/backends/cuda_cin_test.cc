@@ -178,7 +178,8 @@ TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
         Case{Precision::kTF32, "", "", ", mma]", 1e-2, "MT=1"},
         Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "HSTEP=1"},
         Case{Precision::kTF32, "", "", ", mma]", 1e-2, "HSTEP=1"},
-        Case{Precision::kTF32, "", "", ", mma]", 1e-2, "WO=8"}, Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "WO=2"}}) {
+        Case{Precision::kTF32, "", "", ", mma]", 1e-2, "WO=8"},
+        Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "WO=2"}}) {
     setEnv("CAGR_CUDA_CIN_F32", c.f32);
     setEnv("CAGR_CIN_X3_SPLIT", c.split);
     const std::string knob = c.knob, knobName = "CAGR_CIN_X3_" + knob.substr(0, knob.find('='));

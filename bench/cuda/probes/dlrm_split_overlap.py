@@ -103,7 +103,8 @@ def main():
         rounds = {"serial": [], "split, two streams": [], "split, one stream": []}
         outs = {}
         for _ in range(3):
-            for name, fn in (("serial", serial), ("split, two streams", split), ("split, one stream", split_one_stream)):
+            schedules = (("serial", serial), ("split, two streams", split), ("split, one stream", split_one_stream))
+            for name, fn in schedules:
                 ms, out = timed(fn)
                 rounds[name].append(ms)
                 outs[name] = out.clone()
