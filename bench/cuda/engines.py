@@ -111,9 +111,11 @@ def _hand(case):
 
 
 def torchscript_fuser():
-    """CAGR_TS_FUSER=off turns TorchScript's TensorExpr fuser off (the profiling
-    executor still specializes the graph); anything else keeps the default."""
-    off = os.environ.get("CAGR_TS_FUSER", "") == "off"
+    """TorchScript's TensorExpr fuser is off unless CAGR_TS_FUSER=on (the
+    profiling executor still specializes the graph): with it on, the frozen
+    module's first call hung for minutes on the H200 (DLRM 4096 on
+    2026-12-01, xDeepFM 256 on 2026-12-02), taking the rest of the run with it."""
+    off = os.environ.get("CAGR_TS_FUSER", "") != "on"
     torch._C._jit_set_texpr_fuser_enabled(not off)
     return "TensorExpr fuser off (CAGR_TS_FUSER=off)" if off else None
 
