@@ -556,11 +556,11 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   const int64_t poolShared = sum >= 0 ? O * (64 / D) * 4 : 0;
   const bool step = wide && !x3 && r.sm >= 80 && stepShared + poolShared <= kCinStepSharedLimit;  // cp.async
   KernelBuilder k(r, "cin", src);
-  std::string args = k.in(n.inputs[0]) + ", " + k.in(n.inputs[1]) + ", " +
-                     (x3 && P == 1 ? k.inTransposedTf32(n.inputs[2])
-                      : step || x3 ? k.inTransposed(n.inputs[2])
-                                   : k.in(n.inputs[2])) +
-                     ", " +
+  // W: the step kernels read it transposed; the one-term tf32 one also rounded.
+  const std::string wArg = x3 && P == 1 ? k.inTransposedTf32(n.inputs[2])
+                           : step || x3 ? k.inTransposed(n.inputs[2])
+                                        : k.in(n.inputs[2]);
+  std::string args = k.in(n.inputs[0]) + ", " + k.in(n.inputs[1]) + ", " + wArg + ", " +
                      (bias ? k.in(n.inputs[3]) : std::string("nullptr")) + ", put, " + k.dim(xk[0]);
   // Each output element goes through the group's elementwise tail (members
   // after the CIN) and is stored into every group output it reaches.

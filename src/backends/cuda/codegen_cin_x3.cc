@@ -55,7 +55,7 @@ __device__ __forceinline__ void cagr_cin_x3_load(float* As, const float* __restr
 // The K loop of one warp with NTV n8 tiles (its first NTV accumulators;
 // NTV known at compile time, so no MMA is predicated; 0 for a warp past O,
 // which still takes its part in the stages' loads and barriers).
-template <int O, int H, int M, int D, int TERMS, int NS, int HS, int MT, int NTW, int NTV>
+template <int O, int M, int D, int TERMS, int NS, int HS, int MT, int NTW, int NTV>
 __device__ __forceinline__ void cagr_cin_x3_loop(float* As, const float* __restrict__ wt,
                                                  const float* const (&xkp)[MT][2], const bool (&ok)[MT][2],
                                                  const float (&x0r)[MT][2][(M + 7) / 8 * 8 / 4],
@@ -208,11 +208,11 @@ __device__ __forceinline__ void cagr_cin_x3_step(const float* __restrict__ xk, c
       for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.f;
   const int col0 = wo * NTW * 8;
   if (wo < NFULL) {
-    cagr_cin_x3_loop<O, H, M, D, TERMS, NS, HS, MT, NTW, NTW>(As, wt, xkp, ok, x0r, acc, h0, h1, tid, col0);
+    cagr_cin_x3_loop<O, M, D, TERMS, NS, HS, MT, NTW, NTW>(As, wt, xkp, ok, x0r, acc, h0, h1, tid, col0);
   } else if (NREM > 0 && wo == NFULL) {
-    cagr_cin_x3_loop<O, H, M, D, TERMS, NS, HS, MT, NTW, NREM>(As, wt, xkp, ok, x0r, acc, h0, h1, tid, col0);
+    cagr_cin_x3_loop<O, M, D, TERMS, NS, HS, MT, NTW, NREM>(As, wt, xkp, ok, x0r, acc, h0, h1, tid, col0);
   } else {
-    cagr_cin_x3_loop<O, H, M, D, TERMS, NS, HS, MT, NTW, 0>(As, wt, xkp, ok, x0r, acc, h0, h1, tid, col0);
+    cagr_cin_x3_loop<O, M, D, TERMS, NS, HS, MT, NTW, 0>(As, wt, xkp, ok, x0r, acc, h0, h1, tid, col0);
   }
   if (C > 1) {
     asm volatile("cp.async.wait_group 0;\n" ::);
