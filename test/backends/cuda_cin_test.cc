@@ -3,16 +3,19 @@
 // math mode, against the reference executor's emulation of the same plan;
 // at batch 1 and at a batch that leaves a partial last chunk, with the
 // default chunk budget and with one small enough to give dozens of chunks,
-// without a pipeline and with 2 and 4 lanes (CAGR_CIN_PIPELINE); and with
+// without a pipeline and with 2 and 4 lanes (CAGR_CIN_PIPELINE), and in K
+// slices (CAGR_CIN_SLICE=1: the outer product one slice at a time); and with
 // the first layer's ReLU fused into it (cublaslt.cin's transpose kernel and
 // nvrtc.cin's store apply it), and with each layer's sum over D pooled in
-// its kernel. The first run captures the CUDA graph, the
+// its kernel; and the finer chunks the first run's variants offer, kept
+// when memory outweighs time. The first run captures the CUDA graph, the
 // second replays it. Skips without a GPU; the kernels' NVRTC compile is in
 // cuda_codegen_test.cc.
 #include <gtest/gtest.h>
 
 #ifdef CAGR_HAVE_CUDA
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -115,16 +118,27 @@ TEST(CudaCinGpu, CublasLtCinMatchesTheReferenceInEveryMathModeChunkingAndPipelin
   for (auto [math, bound] : kModes) {
     for (const char* pipeline : {"", "2", "4"}) {
       for (const char* chunkKb : {"", "16"}) {
-        setEnv("CAGR_CIN_PIPELINE", pipeline);
-        setEnv("CAGR_CIN_CHUNK_KB", chunkKb);
-        const std::string what = std::string(precisionName(math)) + " chunk " + (*chunkKb ? chunkKb : "default") +
-                                 " KB, pipeline " + (*pipeline ? pipeline : "none");
-        checkAgainstReference(*backend, twoCinLayers(math), bound, what, "cublaslt.cin[40x6x6");
+        for (const char* slice : {"", "1"}) {  // layer 2 (K = 40 x 6) in two K slices of 20 xk rows
+          if (*slice != '\0' && *pipeline != '\0') continue;  // lanes run unsliced
+          setEnv("CAGR_CIN_PIPELINE", pipeline);
+          setEnv("CAGR_CIN_CHUNK_KB", chunkKb);
+          setEnv("CAGR_CIN_SLICE", slice);
+          const std::string what = std::string(precisionName(math)) + " chunk " + (*chunkKb ? chunkKb : "default") +
+                                   " KB, pipeline " + (*pipeline ? pipeline : "none") + (*slice ? ", K slices" : "");
+          bool named = false, sliced = false;
+          for (const std::string& k : checkAgainstReference(*backend, twoCinLayers(math), bound, what)) {
+            named |= k.rfind("cublaslt.cin[40x6x6", 0) == 0;
+            sliced |= k.find(", 2 K slices]") != std::string::npos;
+          }
+          EXPECT_TRUE(named) << what << ": kernel report names the step cublaslt.cin[40x6x6";
+          EXPECT_EQ(sliced, *slice != '\0') << what;
+        }
       }
     }
   }
   unsetenv("CAGR_CIN_PIPELINE");
   unsetenv("CAGR_CIN_CHUNK_KB");
+  unsetenv("CAGR_CIN_SLICE");
 }
 
 TEST(CudaCinGpu, FusedReluMatchesTheReferenceOnEitherKernel) {
@@ -228,6 +242,53 @@ TEST(CudaCinGpu, PooledTailMatchesTheReferenceOnEitherKernel) {
     }
   }
   unsetenv("CAGR_CIN_CHUNK_KB");
+}
+
+// chooseBatch's CIN chunk variants (cuda_launch.cc): the first run also
+// times the layers in K slices and in chunks of half and a quarter of the
+// default's (here one chunk for all 301 samples; the quarter takes the
+// fewest bytes); with device bytes weighed far above time
+// (CompileOptions::memoryWeight) the executable keeps the finest, its
+// device bytes no more than where time alone decides, its results the
+// reference's either way.
+TEST(CudaCinGpu, FinerCinChunksAreKeptWhenMemoryOutweighsTime) {
+  std::string why;
+  auto backend = gpuOrSkip(why);
+  if (!backend) GTEST_SKIP() << why;
+  unsetenv("CAGR_CIN_CHUNK_KB");
+  unsetenv("CAGR_CIN_PIPELINE");
+  const Graph g = twoCinLayers(Precision::kBF16);
+  rectest::Inputs in{{"x", uniform({301, 6, 8}, 7)}};
+  auto want = runReference(g, in);
+  ASSERT_TRUE(want.isOk()) << want.status().message();
+  int64_t peak[2] = {0, 0};
+  for (int i : {0, 1}) {
+    CompileOptions o;
+    o.memoryWeight = i == 0 ? 0.0 : 100.0;
+    auto exe = backend->compile(g, o);
+    ASSERT_TRUE(exe.isOk()) << exe.status().message();
+    for (int rep = 0; rep < 2; ++rep) {
+      auto got = (*exe)->run(in);
+      ASSERT_TRUE(got.isOk()) << got.status().message();
+      for (size_t out = 0; out < want->size(); ++out) {
+        auto c = compareTensors((*got)[out], (*want)[out], 5e-2 * maxAbs((*want)[out]), 0);
+        EXPECT_TRUE(c.close) << "memory weight " << o.memoryWeight << " output " << out << ": " << c.message;
+      }
+    }
+    peak[i] = (*exe)->peakMemoryBytes();
+    int64_t most = 0;
+    for (const std::string& k : (*exe)->kernelReport()) {
+      const size_t at = k.find(" chunks of ");
+      if (k.rfind("cublaslt.cin", 0) != 0 || at == std::string::npos) continue;
+      const size_t from = k.rfind(", ", at);
+      ASSERT_NE(from, std::string::npos) << k;
+      most = std::max<int64_t>(most, std::stoll(k.substr(from + 2, at - from - 2)));
+    }
+    if (i == 1) {
+      EXPECT_GE(most, 4) << "a quarter of one chunk of 301 samples, evened out";
+    }
+  }
+  EXPECT_LE(peak[1], peak[0]);
 }
 
 }  // namespace

@@ -466,6 +466,34 @@ TEST(CudaCodegenPrecision, CinChunkingAndLanes) {
   const size_t one = l2.scratchBytes(4096, size_t{20} << 20, 1, 0);
   const size_t four = l2.scratchBytes(4096, size_t{20} << 20, 4, cuda::kCinLaneWorkspace);
   EXPECT_EQ(four - l2.weightBytes(), 4 * (one - l2.weightBytes() + cuda::kCinLaneWorkspace));
+  // K slices: the 200x200 layers in two slices of 100 xk rows (2200 bf16
+  // columns, 4400 bytes: aligned, no padding), their own outer-product
+  // kernel; layer 1's padded 484 columns have none.
+  EXPECT_EQ(l1.sliceH, 0);
+  EXPECT_EQ(l1.zSliceKernel, -1);
+  EXPECT_EQ(l2.sliceH, 100);
+  EXPECT_EQ(l2.slices(), 2);
+  EXPECT_EQ(l2.gemmK(true), 2200);
+  EXPECT_EQ(l2.zPitch(true), 2200);
+  EXPECT_EQ(l2.gemmK(false), 4400);
+  ASSERT_GE(l2.zSliceKernel, 0);
+  EXPECT_NE(prog->kernels[static_cast<size_t>(l2.zSliceKernel)].name.find("outer product of 100 rows"),
+            std::string::npos);
+  // A sliced sample's Z is half as wide: 16 x (2200 x 2 + 200 x 4) bytes.
+  EXPECT_EQ(l2.bytesPerSample(true), 16u * (2200 * 2 + 200 * 4));
+  EXPECT_LT(l2.scratchBytes(256, cuda::kCinChunkBudget, 1, 0, true), l2.scratchBytes(256, cuda::kCinChunkBudget));
+  checkLaunches(g, prog->kernels);
+  compileAndCheck(prog->moduleSource, prog->kernels, "xdeepfm cublaslt.cin bf16 with K slices");
+}
+
+TEST(CudaCodegenPrecision, CinSliceRowsKeepSlicesAlignedAndUnpadded) {
+  EXPECT_EQ(cuda::sliceRows(200, 22, 4400, 2), 100);  // bf16: 2 x 2200 columns
+  EXPECT_EQ(cuda::sliceRows(200, 22, 4400, 4), 100);  // f32: 8800 bytes a slice
+  EXPECT_EQ(cuda::sliceRows(22, 22, 488, 2), 0);      // padded Z: a slice's W would read the next's columns
+  EXPECT_EQ(cuda::sliceRows(6, 6, 36, 4), 2);         // 3 rows (72 bytes) is not 16-byte aligned; 2 (48) is
+  EXPECT_EQ(cuda::sliceRows(40, 6, 240, 2), 20);      // the GPU test's second layer
+  EXPECT_EQ(cuda::sliceRows(7, 4, 28, 4), 0);         // 7 rows split no way into equal slices
+  EXPECT_EQ(cuda::sliceRows(1, 16, 16, 4), 0);        // one row: nothing to slice
 }
 
 TEST(CudaCodegenPrecision, GeneratedGemmsWithEpiloguesCompile) {

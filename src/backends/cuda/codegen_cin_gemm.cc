@@ -28,22 +28,32 @@ size_t CinGemm::weightBytes() const {
   return math == Precision::kF32 ? 0 : static_cast<size_t>(O * ldz) * elementBytes;
 }
 
-size_t CinGemm::bytesPerSample() const {
-  return static_cast<size_t>(D) * (static_cast<size_t>(ldz) * elementBytes + static_cast<size_t>(O) * 4);
+int64_t sliceRows(int64_t H, int64_t M, int64_t ldz, size_t elementBytes) {
+  if (ldz != H * M) return 0;
+  for (int64_t s = 2; s <= kCinMaxSlices && s <= H; ++s) {
+    if (H % s == 0 && (H / s) * M * static_cast<int64_t>(elementBytes) % 16 == 0) return H / s;
+  }
+  return 0;
 }
 
-int64_t CinGemm::chunkRows(int64_t batch, size_t budget) const {
+size_t CinGemm::bytesPerSample(bool sliced) const {
+  return static_cast<size_t>(D) *
+         (static_cast<size_t>(zPitch(sliced)) * elementBytes + static_cast<size_t>(O) * 4);
+}
+
+int64_t CinGemm::chunkRows(int64_t batch, size_t budget, bool sliced) const {
   const int64_t all = std::max<int64_t>(batch, 1);
-  auto most = std::clamp<int64_t>(static_cast<int64_t>(budget / std::max<size_t>(bytesPerSample(), 1)), 1, all);
+  auto most =
+      std::clamp<int64_t>(static_cast<int64_t>(budget / std::max<size_t>(bytesPerSample(sliced), 1)), 1, all);
   const int64_t chunks = (all + most - 1) / most;
   return (all + chunks - 1) / chunks;  // <= most: the same number of chunks, evened out
 }
 
-size_t CinGemm::scratchBytes(int64_t batch, size_t budget, int lanes, size_t laneWorkspace) const {
+size_t CinGemm::scratchBytes(int64_t batch, size_t budget, int lanes, size_t laneWorkspace, bool sliced) const {
   const auto up = [](size_t n) { return (n + 255) / 256 * 256; };
-  auto rows = static_cast<size_t>(chunkRows(batch, budget));
+  auto rows = static_cast<size_t>(chunkRows(batch, budget, sliced));
   const auto d = static_cast<size_t>(D);
-  const size_t lane = up(rows * d * static_cast<size_t>(ldz) * elementBytes) +
+  const size_t lane = up(rows * d * static_cast<size_t>(zPitch(sliced)) * elementBytes) +
                       up(rows * d * static_cast<size_t>(O) * 4) + up(laneWorkspace);
   return up(weightBytes()) + static_cast<size_t>(std::max(lanes, 1)) * lane;
 }
@@ -90,8 +100,9 @@ __device__ __forceinline__ void cagr_cing_w(const float* __restrict__ w, typenam
 
 // One block per sample b: z[(b*D + d) * LDZ + h*M + m] = e(r(xk[b,h,d]) * r(x0[b,m,d])),
 // written in address order, 16 bytes per store (padding columns zero); with SH the sample's rounded xk and x0 sit in
-// shared memory d-major, so neighbouring threads read neighbouring words.
-template <int H, int M, int D, int LDZ, int P, bool SH>
+// shared memory d-major, so neighbouring threads read neighbouring words. HX: xk's rows per sample (H < HX: a K
+// slice of H rows, xk pointing at the slice's first).
+template <int H, int M, int D, int LDZ, int P, bool SH, int HX = H>
 __device__ __forceinline__ void cagr_cing_z(const float* __restrict__ xk, const float* __restrict__ x0,
                                             typename cagr_cing<P>::E* __restrict__ z, long long rows) {
   using T = cagr_cing<P>;
@@ -100,7 +111,7 @@ __device__ __forceinline__ void cagr_cing_z(const float* __restrict__ xk, const 
   __shared__ float x0s[SH ? D * M : 1];
   for (long long b = blockIdx.x; b < rows; b += gridDim.x) {
     if constexpr (SH) {
-      for (int e = threadIdx.x; e < H * D; e += blockDim.x) xs[(e % D) * H + e / D] = T::r(__ldg(xk + b * H * D + e));
+      for (int e = threadIdx.x; e < H * D; e += blockDim.x) xs[(e % D) * H + e / D] = T::r(__ldg(xk + b * HX * D + e));
       for (int e = threadIdx.x; e < M * D; e += blockDim.x) x0s[(e % D) * M + e / D] = T::r(__ldg(x0 + b * M * D + e));
       __syncthreads();
     }
@@ -116,7 +127,7 @@ __device__ __forceinline__ void cagr_cing_z(const float* __restrict__ xk, const 
         float v = 0.f;
         if (k < K) {
           v = SH ? xs[d * H + h] * x0s[d * M + m]
-                 : T::r(__ldg(xk + (b * H + h) * D + d)) * T::r(__ldg(x0 + (b * M + m) * D + d));
+                 : T::r(__ldg(xk + (b * HX + h) * D + d)) * T::r(__ldg(x0 + (b * M + m) * D + d));
         }
         pk[j] = T::e(v);
       }
@@ -327,19 +338,23 @@ StatusOr<CinGemm> generateCinGemm(const CodegenRequest& r, std::string& src, std
     k.name = name + ", round W]";
     kernels.push_back(std::move(k));
   }
-  {
+  // The outer product, and that of one K slice where the layer has a sliced form.
+  c.sliceH = sliceRows(c.H, c.M, c.ldz, c.elementBytes);
+  const auto outerProduct = [&](int64_t h) {
     GeneratedKernel k;
-    k.entry = "cagr_cinz_" + tag;
-    const bool sh = (c.H + c.M) * c.D * 4 <= 32 * 1024;
+    const std::string hs = std::to_string(h), l = h == c.H ? L : std::to_string(h * c.M);
+    k.entry = "cagr_cinz_" + tag + (h == c.H ? "" : "_s" + hs);
+    const bool sh = (h + c.M) * c.D * 4 <= 32 * 1024;
     appendEntry(src, k.entry, "const float* xk, const float* x0, " + e + "* z, long long rows",
-                "cagr_cing_z<" + H + ", " + M + ", " + D + ", " + L + ", " + ps + ", " + (sh ? "true" : "false") +
-                    ">(xk, x0, z, rows);");
+                "cagr_cing_z<" + hs + ", " + M + ", " + D + ", " + l + ", " + ps + ", " + (sh ? "true" : "false") +
+                    ", " + H + ">(xk, x0, z, rows);");
     k.params = {c.xk, c.x0};
     k.extents = {ExtentRef{0, 0}};
     k.launch = perSample;
-    k.name = name + ", outer product]";
-    kernels.push_back(std::move(k));
-  }
+    k.name = name + (h == c.H ? ", outer product]" : ", outer product of " + hs + " rows]");
+    return k;
+  };
+  kernels.push_back(outerProduct(c.H));
   {
     GeneratedKernel k;
     const bool bias = c.bias != kNoValue, sh = c.D * (c.O + 1) * 4 <= 40 * 1024;
@@ -358,6 +373,7 @@ StatusOr<CinGemm> generateCinGemm(const CodegenRequest& r, std::string& src, std
     k.name = name + ", transpose + bias" + tailName + "]";
     kernels.push_back(std::move(k));
   }
+  if (c.sliceH > 0) kernels.push_back(outerProduct(c.sliceH));
   return c;
 }
 

@@ -12,6 +12,14 @@
 //                                                       for tf32 / bf16 / f16)
 //   outKernel out[b, o, d]   <- Y[(b,d), o] + bias[o] (generated transpose)
 //
+// In K slices (where the layer has them, CinGemm::sliceH, and the batch
+// state asks for them: one of the variants the executable's first run
+// times, cuda_launch.cc chooseBatch), Z holds sliceH rows of xk at a time:
+// zSliceKernel and the GEMM run once per slice, slice i's GEMM taking W's
+// columns i * sliceH * M .. and adding into Y (beta 1) after the first, so
+// Z's scratch shrinks by the slice count while each GEMM keeps all of the
+// chunk's columns (a finer chunk of samples would narrow them).
+//
 // wKernel (not for f32 math) writes Wq [O, ldz], W rounded to the element
 // type, once per run before the first chunk. The three generated kernels
 // live in the plan's NVRTC module but do not follow codegen.h's parameter
@@ -19,6 +27,7 @@
 //   wKernel(const float* w, E* wq)                           grid launch({})
 //   zKernel(const float* xk, const float* x0, E* z, long long rows)
 //   outKernel(const float* y, const float* bias, float* out, float* pooled, long long rows)
+//   zSliceKernel as zKernel, with xk at the slice's first row
 // with xk / x0 / out / pooled already offset to the chunk's first sample and
 // bias nullptr without one; zKernel and outKernel launch with launch({rows}).
 // outKernel also applies the group's elementwise tail (unary ops and views
@@ -57,6 +66,8 @@ struct CinGemm {
   int wKernel = -1;         // indices into Program::kernels (-1: f32 math uses W as it is)
   int zKernel = -1;
   int outKernel = -1;
+  int zSliceKernel = -1;    // the outer product of sliceH rows of xk at a time (-1: no K slices)
+  int64_t sliceH = 0;       // xk rows per K slice (0: the layer has no sliced form, see sliceRows)
 
   std::string tail;  // the elementwise tail outKernel applies ("" none, else "+relu" ...)
 
@@ -67,15 +78,31 @@ struct CinGemm {
   int64_t gemmK() const { return math == Precision::kF32 ? K() : ldz; }
   /// Scratch bytes of Wq (0 for f32 math).
   size_t weightBytes() const;
-  /// Scratch bytes of one sample's Z and Y rows.
-  size_t bytesPerSample() const;
+  /// K slices of the sliced form: H / sliceH (1 without one).
+  int64_t slices() const { return sliceH > 0 ? H / sliceH : 1; }
+  /// Z's row pitch (elements): ldz, or one K slice's sliceH * M when `sliced`.
+  int64_t zPitch(bool sliced) const { return sliced && sliceH > 0 ? sliceH * M : ldz; }
+  /// The GEMM's reduction length: gemmK(), or one slice's sliceH * M when `sliced`.
+  int64_t gemmK(bool sliced) const { return sliced && sliceH > 0 ? sliceH * M : gemmK(); }
+  /// Scratch bytes of one sample's Z and Y rows (Z of one K slice when `sliced`).
+  size_t bytesPerSample(bool sliced = false) const;
   /// Samples per chunk for `batch` so Z and Y fit `budget` bytes (>= 1),
   /// evened out: ceil(batch / chunks) with the fewest chunks that fit.
-  int64_t chunkRows(int64_t batch, size_t budget) const;
+  int64_t chunkRows(int64_t batch, size_t budget, bool sliced = false) const;
   /// Scratch bytes a run at `batch` needs: Wq, then per lane Z and Y of one
   /// chunk and `laneWorkspace` bytes of cuBLASLt workspace, each 256-aligned.
-  size_t scratchBytes(int64_t batch, size_t budget, int lanes = 1, size_t laneWorkspace = 0) const;
+  size_t scratchBytes(int64_t batch, size_t budget, int lanes = 1, size_t laneWorkspace = 0,
+                      bool sliced = false) const;
 };
+
+/// xk rows per K slice of a layer's sliced form, 0 where it has none: the
+/// GEMM's K split into 2 .. kCinMaxSlices equal slices of whole xk rows
+/// (the outer product then holds one slice of every sample at a time, the
+/// GEMMs summing into Y), each slice's W columns and Z rows 16-byte aligned
+/// and Wq / Z without padding (ldz == K), so a slice's W is W's columns at
+/// an offset.
+int64_t sliceRows(int64_t H, int64_t M, int64_t ldz, size_t elementBytes);
+constexpr int64_t kCinMaxSlices = 4;
 
 /// Default bound on one chunk's Z and Y without pipelining (CAGR_CIN_CHUNK_KB,
 /// in KiB, overrides it at run time). Measured on the H200 (xDeepFM, batch

@@ -60,7 +60,7 @@ PreparedCin::~PreparedCin() {
 
 StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, const CinGemm& c, Kernels k,
                                                            const Buffers& buf, int64_t batch, size_t workspaceLimit,
-                                                           const std::string& where) {
+                                                           size_t chunkBudget, bool slice, const std::string& where) {
   std::unique_ptr<PreparedCin> p(new PreparedCin());
   p->ctx_ = &ctx;
   p->c_ = c;
@@ -78,9 +78,11 @@ StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, con
     l2 = 50 << 20;
   }
   p->lanes_ = batch > 0 ? cinLanes() : 1;
-  const size_t budget = cinChunkBudget(p->lanes_, static_cast<size_t>(l2), c.elementBytes);
+  p->sliced_ = slice && c.sliceH > 0 && p->k_.zSlice != nullptr && p->lanes_ == 1;
+  const size_t budget =
+      chunkBudget > 0 ? chunkBudget : cinChunkBudget(p->lanes_, static_cast<size_t>(l2), c.elementBytes);
   p->budget_ = budget;
-  p->rows_ = c.chunkRows(batch, budget);
+  p->rows_ = c.chunkRows(batch, budget, p->sliced_);
   const int64_t chunks = (std::max<int64_t>(batch, 1) + p->rows_ - 1) / p->rows_;
   p->lanes_ = static_cast<int>(std::min<int64_t>(p->lanes_, chunks));
   // Lane GEMMs run at once, each with its own workspace: a smaller limit.
@@ -121,9 +123,10 @@ StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, con
                                w + ": cublasLtMatmulDescSetAttribute"));
   // Column-major: Y^T [O x rows*D] = op(W) [O x K'] * Z^T [K' x rows*D], W
   // read as K' x O (pitch ldz for Wq, K for f32's dense W); K' = gemmK():
-  // the zero padding of Wq and Z included where there is one.
+  // the zero padding of Wq and Z included where there is one; sliced, one
+  // slice's K (its W the columns at the slice's offset, Z its rows).
   const int64_t ldw = c.math == Precision::kF32 ? c.K() : c.ldz;
-  CAGR_RETURN_IF_ERROR(makeLayout(&p->layoutW_, p->element_, c.gemmK(), c.O, ldw, w));
+  CAGR_RETURN_IF_ERROR(makeLayout(&p->layoutW_, p->element_, c.gemmK(p->sliced_), c.O, ldw, w));
   CAGR_ASSIGN_OR_RETURN(p->workspaceBytes_, p->prepareGemm(0, p->rows_, limit));
   const int64_t last = batch % p->rows_;
   if (last != 0) {
@@ -135,9 +138,9 @@ StatusOr<std::unique_ptr<PreparedCin>> PreparedCin::create(BlasContext& ctx, con
 }
 
 void PreparedCin::placeScratch(size_t budget) {
-  scratch_ = c_.scratchBytes(batch_, budget, lanes_, workspaceBytes_);
+  scratch_ = c_.scratchBytes(batch_, budget, lanes_, workspaceBytes_, sliced_);
   laneOffset_ = alignUp(c_.weightBytes());
-  yOffset_ = alignUp(static_cast<size_t>(rows_ * c_.D * c_.ldz) * c_.elementBytes);
+  yOffset_ = alignUp(static_cast<size_t>(rows_ * c_.D * c_.zPitch(sliced_)) * c_.elementBytes);
   wsOffset_ = yOffset_ + alignUp(static_cast<size_t>(rows_ * c_.D * c_.O) * 4);
   laneBytes_ = wsOffset_ + alignUp(workspaceBytes_);
 }
@@ -145,9 +148,10 @@ void PreparedCin::placeScratch(size_t budget) {
 StatusOr<size_t> PreparedCin::prepareGemm(int part, int64_t rows, size_t limit) {
   const std::string& w = where_;
   const int64_t cols = rows * c_.D;
-  CAGR_RETURN_IF_ERROR(makeLayout(&layoutZ_[part], element_, c_.gemmK(), cols, c_.ldz, w));
+  const int64_t k = c_.gemmK(sliced_), ldz = c_.zPitch(sliced_);
+  CAGR_RETURN_IF_ERROR(makeLayout(&layoutZ_[part], element_, k, cols, ldz, w));
   CAGR_RETURN_IF_ERROR(makeLayout(&layoutY_[part], CUDA_R_32F, c_.O, cols, c_.O, w));
-  std::string key = "cin," + std::to_string(c_.O) + "," + std::to_string(c_.gemmK()) + "," + std::to_string(c_.ldz) +
+  std::string key = "cin," + std::to_string(c_.O) + "," + std::to_string(k) + "," + std::to_string(ldz) +
                     "," + std::to_string(cols) + "," + std::to_string(static_cast<int>(c_.math)) + "," +
                     std::to_string(limit);
   keys_[part] = key;
@@ -199,7 +203,8 @@ std::string PreparedCin::shapeText() const {
   int64_t chunks = rows_ > 0 ? (batch_ + rows_ - 1) / rows_ : 0;
   return " [" + std::to_string(batch_) + " x (" + std::to_string(c_.D) + "x" + std::to_string(c_.K()) + " -> " +
          std::to_string(c_.O) + ") " + precisionName(c_.math) + ", " + std::to_string(chunks) + " chunks of " +
-         std::to_string(rows_) + (lanes_ > 1 ? ", " + std::to_string(lanes_) + " lanes" : std::string()) + "]";
+         std::to_string(rows_) + (lanes_ > 1 ? ", " + std::to_string(lanes_) + " lanes" : std::string()) +
+         (sliced_ ? ", " + std::to_string(c_.slices()) + " K slices" : std::string()) + "]";
 }
 
 Status PreparedCin::launch(cudaKernel_t fn, const Launch& l, void** args, cudaStream_t s,
@@ -237,7 +242,7 @@ Status PreparedCin::enqueue(cudaStream_t stream, void* scratch) const {
       CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamWaitEvent(s.get(), fork_.get(), 0), where_ + ": cudaStreamWaitEvent"));
     }
   }
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f, beta = 0.0f, one = 1.0f;
   const auto* xk = static_cast<const float*>(buf_.xk);
   const auto* x0 = static_cast<const float*>(buf_.x0);
   auto* out = static_cast<float*>(buf_.out);
@@ -257,12 +262,22 @@ Status PreparedCin::enqueue(cudaStream_t stream, void* scratch) const {
     float* outc = out != nullptr ? out + b0 * c_.O * c_.D : nullptr;
     float* pooledc = pooled != nullptr ? pooled + b0 * c_.O : nullptr;
     const void* bias = buf_.bias;
-    void* zargs[] = {&xkc, &x0c, &z, &rows};
-    CAGR_RETURN_IF_ERROR(launch(k_.z, k_.zLaunch({static_cast<int64_t>(rows)}), zargs, s, "outer product"));
-    CAGR_RETURN_IF_ERROR(
-        checkLt(cublasLtMatmul(ctx_->lt(), desc_, &alpha, wq, layoutW_, z, layoutZ_[part], &beta, y, layoutY_[part], y,
-                               layoutY_[part], &algo_[part], ws, workspaceBytes_, s),
-                where_ + ": cublasLtMatmul"));
+    // Sliced: slice i's outer product (xk's rows i * sliceH ..) times W's
+    // columns i * sliceH * M .., summed into Y.
+    const int64_t slices = sliced_ ? c_.slices() : 1;
+    for (int64_t i = 0; i < slices; ++i) {
+      const float* xki = xkc + i * c_.sliceH * c_.D;
+      void* zargs[] = {&xki, &x0c, &z, &rows};
+      CAGR_RETURN_IF_ERROR(sliced_ ? launch(k_.zSlice, k_.zSliceLaunch({static_cast<int64_t>(rows)}), zargs, s,
+                                            "outer product of a K slice")
+                                   : launch(k_.z, k_.zLaunch({static_cast<int64_t>(rows)}), zargs, s, "outer product"));
+      const void* wi = static_cast<const std::byte*>(wq) + static_cast<size_t>(i * c_.gemmK(true)) * c_.elementBytes;
+      const float* addTo = i == 0 ? &beta : &one;  // the first slice writes Y, the others add to it
+      CAGR_RETURN_IF_ERROR(checkLt(cublasLtMatmul(ctx_->lt(), desc_, &alpha, sliced_ ? wi : wq, layoutW_, z,
+                                                  layoutZ_[part], addTo, y, layoutY_[part], y,
+                                                  layoutY_[part], &algo_[part], ws, workspaceBytes_, s),
+                                   where_ + ": cublasLtMatmul"));
+    }
     void* oargs[] = {&y, &bias, &outc, &pooledc, &rows};
     CAGR_RETURN_IF_ERROR(launch(k_.out, k_.outLaunch({static_cast<int64_t>(rows)}), oargs, s, "transpose + bias"));
   }

@@ -46,8 +46,8 @@ constexpr int kCinTuneCandidates = 8;
 class PreparedCin {
  public:
   struct Kernels {  // the module's functions and launch rules (Program::kernels)
-    cudaKernel_t w = nullptr, z = nullptr, out = nullptr;
-    std::function<Launch(const std::vector<int64_t>&)> wLaunch, zLaunch, outLaunch;
+    cudaKernel_t w = nullptr, z = nullptr, out = nullptr, zSlice = nullptr;  // zSlice: nullptr without one
+    std::function<Launch(const std::vector<int64_t>&)> wLaunch, zLaunch, outLaunch, zSliceLaunch;
   };
   struct Buffers {
     const void* xk = nullptr;
@@ -58,10 +58,14 @@ class PreparedCin {
     void* pooled = nullptr;  // nullptr: no pooled tail
   };
   /// `workspaceLimit`: the most cuBLASLt workspace a GEMM may ask for
-  /// (pipelined lanes ask for at most kCinLaneWorkspace); `where` names the step in errors.
+  /// (pipelined lanes ask for at most kCinLaneWorkspace); `chunkBudget`: the
+  /// most bytes of Z and Y one chunk may take (0: cinChunkBudget's);
+  /// `slice`: the layer's K slices one after another where it has them
+  /// (CinGemm::sliceH) and runs without a pipeline (Z holds one slice);
+  /// `where` names the step in errors.
   static StatusOr<std::unique_ptr<PreparedCin>> create(BlasContext& ctx, const CinGemm& c, Kernels k,
                                                        const Buffers& buf, int64_t batch, size_t workspaceLimit,
-                                                       const std::string& where);
+                                                       size_t chunkBudget, bool slice, const std::string& where);
   ~PreparedCin();
   PreparedCin(const PreparedCin&) = delete;
   PreparedCin& operator=(const PreparedCin&) = delete;
@@ -70,6 +74,10 @@ class PreparedCin {
   size_t scratchBytes() const { return scratch_; }
   /// " [4096 x (16x4400 -> 200) bf16, 3 chunks of 1366]" (", 2 lanes") for kernelReport.
   std::string shapeText() const;
+  /// Bytes of Z and Y one chunk takes (its samples times CinGemm::bytesPerSample).
+  size_t chunkBytes() const { return static_cast<size_t>(rows_) * c_.bytesPerSample(sliced_); }
+  /// Whether the layer runs in K slices.
+  bool sliced() const { return sliced_; }
   /// cuBLASLt workspace bytes each lane's GEMMs get (in the scratch).
   size_t workspaceBytes() const { return workspaceBytes_; }
   /// Enqueues the layer on `stream` with `scratch` (scratchBytes(), 256-aligned).
@@ -95,6 +103,7 @@ class PreparedCin {
   Kernels k_;
   Buffers buf_;
   int64_t batch_ = 0, rows_ = 0;  // samples in all, per chunk
+  bool sliced_ = false;           // K in c_.slices() slices (Z one slice's rows)
   size_t budget_ = 0;             // the chunk budget the scratch was placed with
   mutable size_t partWorkspace_[2] = {0, 0};  // what the full / last chunk's algorithm needs
   int lanes_ = 1;

@@ -125,10 +125,14 @@ std::string CudaExecutable::stepWhere(size_t s) const {
 }
 
 StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::makeBatch(const SymbolBindings& b,
-                                                                           size_t gemmWorkspace, size_t cinWorkspace) {
+                                                                           size_t gemmWorkspace, size_t cinWorkspace,
+                                                                           size_t cinChunk, bool cinSlices) {
   auto bt = std::make_unique<Batch>();
   bt->bindings = b;
   bt->cinWorkspaceLimit = cinWorkspace;
+  bt->cinChunkBudget = cinChunk;
+  const char* slice = std::getenv("CAGR_CIN_SLICE");
+  bt->cinSlices = cinSlices || (slice != nullptr && std::string(slice) == "1");
   CAGR_ASSIGN_OR_RETURN(bt->plan, arenaShapes(g_, prog_, b));
   CAGR_RETURN_IF_ERROR(chooseGemms(*bt, gemmWorkspace));
   // Each library call's workspace is scratch of its step in the arena: it

@@ -72,13 +72,19 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   /// The batch state for these inputs' shapes (built on first use), inputs uploaded.
   StatusOr<Batch*> bind(const std::vector<std::pair<std::string, Tensor>>& inputs);
   /// The batch state with library calls limited to `gemmWorkspace` bytes of
-  /// workspace each and CIN GEMMs to `cinWorkspace`.
-  StatusOr<std::unique_ptr<Batch>> makeBatch(const SymbolBindings& b, size_t gemmWorkspace, size_t cinWorkspace);
+  /// workspace each, CIN GEMMs to `cinWorkspace` and their chunks to
+  /// `cinChunk` bytes of Z and Y (0: cinChunkBudget's), in K slices where
+  /// they have them with `cinSlices` (or $CAGR_CIN_SLICE=1).
+  StatusOr<std::unique_ptr<Batch>> makeBatch(const SymbolBindings& b, size_t gemmWorkspace, size_t cinWorkspace,
+                                             size_t cinChunk = 0, bool cinSlices = false);
   /// makeBatch with the heuristics' workspace limit, kSmallWorkspaceLimit or
-  /// none for library calls (CIN GEMMs keep theirs), then none anywhere:
-  /// when the first uses workspace, the variant pickWorkspaceVariant
-  /// takes (replay time against device bytes at the reward's lambda_m; all
-  /// timed on `given`, interleaved, cuda_launch.cc).
+  /// none for library calls (CIN GEMMs keep theirs), then none anywhere,
+  /// then the first with its CIN GEMMs in K slices, then with its largest
+  /// CIN chunk halved and quartered (where a chunk holds more than one
+  /// sample): when the first uses workspace, can slice or can chunk finer,
+  /// the variant pickWorkspaceVariant takes (replay time against device
+  /// bytes at the reward's lambda_m; all timed on `given`, interleaved,
+  /// cuda_launch.cc).
   StatusOr<std::unique_ptr<Batch>> chooseBatch(const SymbolBindings& b, const std::vector<Tensor>& given);
   /// The library calls' algorithms and workspace needs (before the arena is placed).
   Status chooseGemms(Batch& bt, size_t gemmWorkspace);

@@ -17,6 +17,8 @@ struct CudaExecutable::Batch {
   ArenaPlan plan;                                   // library workspaces placed in it as step scratch
   DevicePtr arena;                                  // plan.size bytes
   size_t cinWorkspaceLimit = 0;                     // the most workspace one CIN GEMM may ask for
+  size_t cinChunkBudget = 0;                        // the most Z and Y bytes of one CIN chunk (0: the default)
+  bool cinSlices = false;                           // CIN GEMMs in K slices where they have them
   size_t workspaceBytes = 0;                        // what the workspaces add to the arena's size
   size_t inputBytes = 0;                            // the graph inputs' arena bytes
   std::vector<void*> ptr;                           // value -> its device bytes (arena values; views use their root)
@@ -46,6 +48,15 @@ struct CudaExecutable::Batch {
   size_t largestCinWorkspace() const {
     size_t most = 0;
     for (const auto& c : cin) most = std::max(most, c ? c->workspaceBytes() : 0);
+    return most;
+  }
+  bool anyCinSliced() const {
+    return std::any_of(cin.begin(), cin.end(), [](const auto& c) { return c && c->sliced(); });
+  }
+  /// The largest chunk (Z and Y bytes) of any CIN GEMM.
+  size_t largestCinChunk() const {
+    size_t most = 0;
+    for (const auto& c : cin) most = std::max(most, c ? c->chunkBytes() : 0);
     return most;
   }
 };

@@ -23,6 +23,10 @@ Status CudaExecutable::prepareCin(Batch& bt, size_t s) {
   k.zLaunch = kernel(c.zKernel)->launch;
   k.out = kernels_.at(static_cast<size_t>(c.outKernel));
   k.outLaunch = kernel(c.outKernel)->launch;
+  if (const GeneratedKernel* z = kernel(c.zSliceKernel)) {
+    k.zSlice = kernels_.at(static_cast<size_t>(c.zSliceKernel));
+    k.zSliceLaunch = z->launch;
+  }
   const auto written = [&](ValueId v) -> void* {
     return v != kNoValue ? bt.ptr[static_cast<size_t>(prog_.root(v))] : nullptr;
   };
@@ -37,7 +41,8 @@ Status CudaExecutable::prepareCin(Batch& bt, size_t s) {
   if (shape.size() != 3) return internalError(stepWhere(s) + ": xk has no [B, H, D] shape");
   bt.cin.resize(prog_.steps.size());
   CAGR_ASSIGN_OR_RETURN(bt.cin[s],
-                        PreparedCin::create(*blas_, c, std::move(k), buf, shape[0], bt.cinWorkspaceLimit, stepWhere(s)));
+                        PreparedCin::create(*blas_, c, std::move(k), buf, shape[0], bt.cinWorkspaceLimit,
+                                            bt.cinChunkBudget, bt.cinSlices, stepWhere(s)));
   bt.shapes[s] = bt.cin[s]->shapeText();
   return Status::ok();
 }

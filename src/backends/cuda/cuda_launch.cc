@@ -5,7 +5,7 @@
 // kernel is named), its replay, and the event-timed measurements -- among
 // them chooseBatch's, which keeps the library workspace variant of a batch
 // size that trades replay time against device bytes best (at the reward's
-// lambda_m)
+// lambda_m), or the finer CIN chunks
 // (CAGR_CUDA_WORKSPACE_CHOICE=0: always the heuristics'; =log: the choice on
 // stderr).
 #include <algorithm>
@@ -219,7 +219,10 @@ StatusOr<std::vector<double>> CudaExecutable::replayTimes(Batch& bt, int replays
 StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::chooseBatch(const SymbolBindings& b,
                                                                              const std::vector<Tensor>& given) {
   CAGR_ASSIGN_OR_RETURN(std::unique_ptr<Batch> first, makeBatch(b, kWorkspaceLimit, kWorkspaceLimit));
-  if (syncEachStep_ || (first->largestGemmWorkspace() == 0 && first->largestCinWorkspace() == 0) ||
+  // CIN chunks of half and a quarter of the first's largest (CAGR_CIN_CHUNK_KB
+  // fixes the chunk: none then): the outer products' scratch shrinks with them.
+  const size_t chunk = std::getenv("CAGR_CIN_CHUNK_KB") == nullptr ? first->largestCinChunk() : 0;
+  if (syncEachStep_ || (first->largestGemmWorkspace() == 0 && first->largestCinWorkspace() == 0 && chunk == 0) ||
       !workspaceChoice()) {
     return first;
   }
@@ -235,6 +238,21 @@ StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::chooseBatch(con
     if (v.back()->largestGemmWorkspace() <= gemm && v.back()->largestCinWorkspace() <= cin) continue;
     StatusOr<std::unique_ptr<Batch>> bt = makeBatch(b, gemm, cin);
     if (bt.isOk()) v.push_back(std::move(*bt));  // else some call has no algorithm within the limit
+  }
+  // The CIN GEMMs in K slices (the outer product one slice at a time).
+  if (chunk > 0 && !v[0]->anyCinSliced()) {
+    StatusOr<std::unique_ptr<Batch>> bt = makeBatch(b, kWorkspaceLimit, kWorkspaceLimit, 0, true);
+    if (bt.isOk() && (*bt)->anyCinSliced()) v.push_back(std::move(*bt));
+  }
+  size_t last = chunk;
+  for (size_t part : {2, 4}) {
+    if (chunk / part == 0) break;
+    StatusOr<std::unique_ptr<Batch>> bt = makeBatch(b, kWorkspaceLimit, kWorkspaceLimit, chunk / part);
+    if (!bt.isOk()) continue;
+    const size_t got = (*bt)->largestCinChunk();
+    if (got >= last) break;  // a sample a chunk already: no finer
+    last = got;
+    v.push_back(std::move(*bt));
   }
   if (v.size() == 1) return std::move(v[0]);
   // Interleaved, so a clock or L2 drift falls on all alike.
@@ -256,9 +274,10 @@ StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::chooseBatch(con
       pickWorkspaceVariant(med, bytes, memoryWeight_, kWorkspaceChoiceTolerance, baselineMs_, baselineBytes_);
   for (size_t i = 0; i < v.size() && workspaceChoiceLog(); ++i) {
     std::fprintf(stderr,
-                 "workspace variant %zu: GEMMs %zu B and CIN GEMMs %zu B of workspace, %zu B on the device, replay "
-                 "median %.4f ms%s\n",
-                 i, v[i]->largestGemmWorkspace(), v[i]->largestCinWorkspace(), bytes[i], med[i],
+                 "workspace variant %zu: GEMMs %zu B and CIN GEMMs %zu B of workspace, CIN chunks of %zu B%s, %zu B "
+                 "on the device, replay median %.4f ms%s\n",
+                 i, v[i]->largestGemmWorkspace(), v[i]->largestCinWorkspace(), v[i]->largestCinChunk(),
+                 v[i]->anyCinSliced() ? " (K slices)" : "", bytes[i], med[i],
                  static_cast<int>(i) == keep ? " (kept)" : "");
   }
   return std::move(v[static_cast<size_t>(std::max(keep, 0))]);

@@ -174,7 +174,8 @@ class Lowering {
     int next = static_cast<int>(p_.kernels.size());
     if (c.math != Precision::kF32) c.wKernel = next++;
     c.zKernel = next++;
-    c.outKernel = next;
+    c.outKernel = next++;
+    if (c.sliceH > 0) c.zSliceKernel = next;
     for (GeneratedKernel& k : kernels) p_.kernels.push_back(std::move(k));
     for (ValueId v : {c.xk, c.x0, c.w, c.bias}) {
       if (v == kNoValue) continue;
