@@ -1,6 +1,8 @@
 // Training tasks: the synthetic graphs of the curriculum's early stages
 // (built with the Graph API: only shapes matter to the cost model, so weights
-// are zeros), the zoo models, the platforms, and the stage schedule.
+// are zeros; some weights and tables are computed from constants, as in
+// exported models, so the policy meets fold_constants), the zoo models, the
+// platforms, and the stage schedule.
 #include "train/tasks.h"
 
 #include <algorithm>
@@ -25,12 +27,33 @@ class Builder {
   ValueId zeros(const std::string& what, std::vector<int64_t> shape) {
     return g.addConstant(name(what), Tensor(DType::kF32, std::move(shape)));
   }
+  /// A [rows, cols] parameter: a constant, or (with probability 1/4) one the
+  /// graph computes from constants, as exports leave them — a factorized
+  /// matrix (U [rows, r] x V [r, cols]), then a bias, a scale or an
+  /// activation — which only fold_constants removes, and only while no
+  /// fusion has taken its nodes.
+  StatusOr<ValueId> parameter(const std::string& what, int64_t rows, int64_t cols) {
+    if (!coin(0.25)) return zeros(what, {rows, cols});
+    const int64_t r = pick({8, 16, 32});
+    const ValueId u = zeros(what + "_u", {rows, r}), v = zeros(what + "_v", {r, cols});
+    CAGR_ASSIGN_OR_RETURN(ValueId p, g.add(OpKind::kMatMul, {u, v}, {}, name(what + "_factor")));
+    for (int64_t step = between(0, 2); step > 0; --step) {
+      const int64_t kind = pick({0, 1, 2});
+      if (kind == 2) {
+        CAGR_ASSIGN_OR_RETURN(p, g.add(pick({0, 1}) ? OpKind::kRelu : OpKind::kTanh, {p}, {}, name(what + "_act")));
+      } else {
+        const OpKind op = kind == 0 ? OpKind::kAdd : OpKind::kMul;
+        CAGR_ASSIGN_OR_RETURN(p, g.add(op, {p, zeros(what + "_c", {cols})}, {}, name(what + "_affine")));
+      }
+    }
+    return p;
+  }
   /// Gemm + bias, then an activation (optionally a BatchNorm first).
   StatusOr<ValueId> dense(ValueId x, int64_t in, int64_t out, OpKind act) {
     Attrs a;
     a.set("transB", int64_t{1});
-    CAGR_ASSIGN_OR_RETURN(ValueId y,
-                          g.add(OpKind::kGemm, {x, zeros("w", {out, in}), zeros("b", {out})}, a, name("fc")));
+    CAGR_ASSIGN_OR_RETURN(ValueId w, parameter("w", out, in));
+    CAGR_ASSIGN_OR_RETURN(ValueId y, g.add(OpKind::kGemm, {x, w, zeros("b", {out})}, a, name("fc")));
     if (coin(0.25)) {
       std::vector<ValueId> ins{y};
       for (const char* p : {"bn_scale", "bn_bias", "bn_mean", "bn_var"}) ins.push_back(zeros(p, {out}));
@@ -79,7 +102,7 @@ StatusOr<Graph> embeddingGraph(std::mt19937_64& rng, bool interaction) {
   for (int64_t t = 0; t < tables; ++t) {
     int64_t pooling = b.pick({1, 1, 2, 4});
     ValueId ids = b.g.addInput("ids" + std::to_string(t), TensorType{DType::kI64, {kBatch, pooling}});
-    ValueId table = b.zeros("table", {b.between(500, 5000), d});
+    CAGR_ASSIGN_OR_RETURN(ValueId table, b.parameter("table", b.between(500, 5000), d));
     CAGR_ASSIGN_OR_RETURN(ValueId e, b.g.add(OpKind::kEmbeddingBag, {table, ids}, {}, b.name("bag")));
     parts.push_back(e);
   }

@@ -24,6 +24,9 @@ struct TrainOptions {
   uint64_t seed = 1;
   int threads = 2;            // rollouts, expert runs, evaluation (LibTorch: 1)
   int syntheticPerStage = 8;  // synthetic curriculum graphs per stage
+  // The evaluation that picks the kept weights also runs the synthetic graphs
+  // (default: the zoo models only, when there are any).
+  bool evalSynthetic = false;
   bool imitation = true, curriculum = true;
   int bcEpochs = 24;
   // Fine-tuning (--init) changes two defaults: imitation takes smaller

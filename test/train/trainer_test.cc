@@ -134,6 +134,65 @@ TEST(Trainer, CurriculumStagesAndSchedule) {
   EXPECT_EQ(allowedStage(0.0, false), kStageInteractions);
 }
 
+// Some synthetic weights and tables are computed from constants (a factorized
+// matrix, then a bias, scale or activation), so training meets
+// fold_constants: on such a graph folding is legal, gains, and leaves a plan
+// that verifies (EnvConfig::verify); on the others it is not offered.
+TEST(Trainer, SyntheticGraphsHoldFoldableParameters) {
+  auto tasks = syntheticTasks(8, 1);
+  ASSERT_TRUE(tasks.isOk()) << tasks.status().message();
+  auto t = resolveTarget("h100");
+  ASSERT_TRUE(t.isOk());
+  int withFolds = 0;
+  for (const Task& task : *tasks) {
+    bool computed = false;
+    for (const Node& n : task.graph.nodes()) computed = computed || n.name.find("_factor") != std::string::npos;
+    Env env;
+    EnvConfig cfg;
+    cfg.verify = true;
+    ASSERT_TRUE(env.reset(task.graph, *t, cfg).isOk()) << task.name;
+    int fold = -1;
+    for (size_t i = 0; i + 1 < env.legalActions().size(); ++i) {
+      if (env.legalActions()[i].action.kind != ActionKind::kFoldConstants) continue;
+      fold = static_cast<int>(i);
+      auto r = env.peek(i);
+      ASSERT_TRUE(r.isOk()) << task.name << ": " << r.status().message();
+      EXPECT_GT(*r, 0.0) << task.name << ": folding a computed parameter gains";
+    }
+    EXPECT_EQ(fold >= 0, computed) << task.name;
+    if (fold >= 0) {
+      auto r = env.step(static_cast<size_t>(fold));
+      ASSERT_TRUE(r.isOk()) << task.name << ": " << r.status().message();
+    }
+    withFolds += fold >= 0 ? 1 : 0;
+  }
+  EXPECT_GE(withFolds, 4) << "of " << tasks->size() << " synthetic graphs";
+}
+
+// With zoo models the weights are picked on the zoo cells only, unless
+// evalSynthetic adds the synthetic graphs' cells.
+TEST(Trainer, EvaluationCellsWithAndWithoutSyntheticGraphs) {
+  std::string dir = tempDir("evalcells");
+  for (bool synthetic : {false, true}) {
+    TrainOptions o = tiny(dir + "/p.rlp", 4);
+    o.models = {"wide_deep"};
+    o.repoDir = CAGR_SOURCE_DIR;
+    o.platforms = {"h200"};
+    o.syntheticPerStage = 1;
+    o.bcEpochs = 0;
+    o.updates = 0;
+    o.imitation = false;
+    o.evalSynthetic = synthetic;
+    std::ostringstream log;
+    auto r = train(o, log);
+    ASSERT_TRUE(r.isOk()) << r.status().message() << "\n" << log.str();
+    const std::string want = synthetic ? "4 graphs (1 zoo), 1 platforms, 4 evaluation cells"
+                                       : "4 graphs (1 zoo), 1 platforms, 1 evaluation cells";
+    EXPECT_NE(log.str().find(want), std::string::npos) << log.str();
+  }
+  fs::remove_all(dir);
+}
+
 // Trains dir/p.rlp (one imitation epoch, no PPO) and returns the options
 // that fine-tune from it on tpu-v4 into dir/f.rlp.
 TrainOptions fineTuningFromAStartingPolicy(const std::string& dir) {
