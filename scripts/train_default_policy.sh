@@ -9,9 +9,10 @@
 # Stage 1 is the policy committed before the cost model last moved
 # (`git show 8dcfb91:policies/default.rlp`, trained with every option at its
 # default on that tree); stage 2 continues it with 150 PPO updates on the
-# current cost model from seeds 1, 2 and 3 and keeps the best run. With stage 1 from git the result is the committed file
-# byte for byte as long as the rewrite engine, the kernel catalog and the
-# cost model are those it was trained on (the script compares and says).
+# current cost model from seeds 1, 2 and 3 and keeps the best run. With
+# stage 1 from git the result is the committed file byte for byte as long
+# as the rewrite engine, the kernel catalog and the cost model are those it
+# was trained on (the script compares and says).
 # STAGE1=scratch runs `cagr train --seed 1` on this tree first (about 8
 # minutes more on 2 cores): a policy of the same recipe, not the same bytes.
 set -euo pipefail
@@ -47,7 +48,8 @@ best=""
 best_return=""
 start=$(date +%s)
 for seed in 1 2 3; do
-  echo "stage 2: cagr train --init policies/default.rlp --no-imitation --seed $seed --updates 150 --threads 2 --eval-synthetic"
+  echo "stage 2: cagr train --init policies/default.rlp --no-imitation --seed $seed --updates 150" \
+    "--threads 2 --eval-synthetic"
   (cd "$WORK" && "$CAGR" train --init policies/default.rlp --no-imitation --seed "$seed" --updates 150 --threads 2 \
     --eval-synthetic -o "$WORK/seed$seed.rlp")
   ret=$(head -c 4096 "$WORK/seed$seed.rlp" | grep -ao '"eval_mean_return_modelled":[0-9.]*' | cut -d: -f2)

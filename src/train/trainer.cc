@@ -149,7 +149,8 @@ Status Trainer::setup() {
   if (tasks_.empty()) return invalidArgument("no training graphs (give --models or --synthetic > 0)");
   for (size_t t = 0; t < tasks_.size(); ++t) {
     for (size_t p = 0; p < platforms_.size(); ++p) {
-      if (!tasks_[t].synthetic || o_.models.empty() || o_.evalSynthetic) evalCells_.push_back({static_cast<int>(t), static_cast<int>(p)});
+      const bool evaluated = !tasks_[t].synthetic || o_.models.empty() || o_.evalSynthetic;
+      if (evaluated) evalCells_.push_back({static_cast<int>(t), static_cast<int>(p)});
     }
   }
   std::vector<std::vector<float>> contexts;

@@ -34,7 +34,8 @@ void addOptions(CLI::App& app, train::TrainOptions& o, Args& a) {
                  "threads for rollouts, expert runs and evaluation (default 2; LibTorch uses one)");
   app.add_option("--synthetic", o.syntheticPerStage, "synthetic curriculum graphs per stage (default 8)");
   app.add_flag("--eval-synthetic", o.evalSynthetic,
-               "the evaluation that picks the kept weights runs the synthetic graphs too (default: the zoo models only)");
+               "the evaluation that picks the kept weights runs the synthetic graphs too "
+               "(default: the zoo models only)");
   app.add_option("--bc-epochs", o.bcEpochs, "behaviour-cloning epochs (default 24)");
   app.add_option("--bc-lr", o.bcLr, "behaviour-cloning learning rate (default 2e-3; 5e-4 with --finetune)");
   app.add_option("--bc-minibatch", o.bcMinibatch,
