@@ -103,7 +103,7 @@ def train_cmd(a, name):
         return with_overrides([a.cagr, "train", "--seed", str(a.seed), "--threads", str(a.threads), "--finetune", init] +
                               args, FINETUNE_OVERRIDES.get(name, [])) + ["-o", f"{a.out}/{name}.rlp"]
     return [a.cagr, "train", "--seed", str(a.seed), "--updates", str(a.updates), "--threads", str(a.threads)] + \
-        VARIANTS[name][1] + ["-o", f"{a.out}/{name}.rlp"]
+        (["--eval-synthetic"] if a.eval_synthetic else []) + VARIANTS[name][1] + ["-o", f"{a.out}/{name}.rlp"]
 
 
 def train_one(a, name):
@@ -303,13 +303,17 @@ def header(a, title):
             f"updates with --seed {a.seed} (reproducible, no wall-clock limit), so they compare like with like; "
             "`policies/default.rlp` (150 updates) is shown for reference only. Share of beam gain = the policy's "
             "modelled latency reduction over none / beam(8)'s, per cell (over 100% where it finds a faster plan "
-            "than beam, which maximises the whole reward); means are over cells with a beam gain.", ""]
+            "than beam, which maximises the whole reward); means are over cells with a beam gain. "
+            + ("Each training keeps the weights with the best evaluation return over all its training graphs, "
+               "synthetic ones included (`--eval-synthetic`, as the default policy's stage 2)."
+               if a.eval_synthetic else "Each training keeps the weights with the best evaluation return on the "
+               "zoo cells only (no `--eval-synthetic`)."), ""]
 
 
 def commands(a, names, metas):
     out = ["## Commands", "", "```",
            f"python3 bench/rl/ablate.py --cagr {a.cagr} --updates {a.updates} --parallel {a.parallel} "
-           f"--threads {a.threads} --jobs {a.jobs} --out {a.out}"]
+           f"--threads {a.threads} --jobs {a.jobs} --out {a.out}" + ("" if a.eval_synthetic else " --no-eval-synthetic")]
     out += [metas[n]["command"] for n in names if n in metas]
     out += ["```", ""]
     return out
@@ -453,6 +457,9 @@ def main():
     ap.add_argument("--out", default="build-rl/ablate", help="policies, logs and evaluations (git-ignored)")
     ap.add_argument("--updates", type=int, default=60, help="PPO updates for every trained variant")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-eval-synthetic", dest="eval_synthetic", action="store_false",
+                    help="keep each variant's weights by its return on the zoo cells only (the recipe before "
+                    "cc0281d); by default `cagr train --eval-synthetic`, as the default policy's stage 2")
     ap.add_argument("--threads", type=int, default=1, help="--threads of each training")
     ap.add_argument("--parallel", type=int, default=2, help="trainings at a time")
     ap.add_argument("--jobs", type=int, default=2, help="cagr optimize processes at a time when evaluating")
