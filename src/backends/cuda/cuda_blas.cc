@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -78,24 +79,38 @@ bool gemmTuning(cublasComputeType_t compute) {
   return v != "0" && (compute == CUBLAS_COMPUTE_32F || v == "all");
 }
 
+// Milliseconds per call of `call` (enqueued on `stream`): a warm-up, then
+// three calls between two events.
+StatusOr<float> msPerCall(cudaStream_t stream, const std::function<Status()>& call, const std::string& where) {
+  CAGR_ASSIGN_OR_RETURN(EventPtr begin, newEvent(true));
+  CAGR_ASSIGN_OR_RETURN(EventPtr end, newEvent(true));
+  CAGR_RETURN_IF_ERROR(call());
+  CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(begin.get(), stream), where + ": cudaEventRecord"));
+  for (int r = 0; r < 3; ++r) CAGR_RETURN_IF_ERROR(call());
+  CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(end.get(), stream), where + ": cudaEventRecord"));
+  CAGR_RETURN_IF_ERROR(checkCuda(cudaEventSynchronize(end.get()), where + ": timing a GEMM"));
+  float ms = 0;
+  CAGR_RETURN_IF_ERROR(
+      checkCuda(cudaEventElapsedTime(&ms, begin.get(), end.get()), where + ": cudaEventElapsedTime"));
+  return ms / 3;
+}
+
 }  // namespace
 
 StatusOr<int> fastestAlgo(const std::vector<ChosenAlgo>& candidates, cudaStream_t stream,
                           const std::function<cublasStatus_t(const cublasLtMatmulAlgo_t&)>& call,
                           const std::string& where, float margin) {
-  CAGR_ASSIGN_OR_RETURN(EventPtr begin, newEvent(true));
-  CAGR_ASSIGN_OR_RETURN(EventPtr end, newEvent(true));
   float best = -1, first = -1;
   int chosen = -1;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (call(candidates[i].algo) != CUBLAS_STATUS_SUCCESS) continue;  // warm-up; an algorithm that refuses is skipped
-    CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(begin.get(), stream), where + ": cudaEventRecord"));
-    bool ok = true;
-    for (int r = 0; r < 3 && ok; ++r) ok = call(candidates[i].algo) == CUBLAS_STATUS_SUCCESS;
-    CAGR_RETURN_IF_ERROR(checkCuda(cudaEventRecord(end.get(), stream), where + ": cudaEventRecord"));
-    CAGR_RETURN_IF_ERROR(checkCuda(cudaEventSynchronize(end.get()), where + ": timing cuBLASLt's algorithms"));
-    float ms = 0;
-    CAGR_RETURN_IF_ERROR(checkCuda(cudaEventElapsedTime(&ms, begin.get(), end.get()), where + ": cudaEventElapsedTime"));
+    bool ok = true;  // an algorithm that refuses (its warm-up call first) is skipped
+    CAGR_ASSIGN_OR_RETURN(float ms, msPerCall(
+                                        stream,
+                                        [&] {
+                                          ok = ok && call(candidates[i].algo) == CUBLAS_STATUS_SUCCESS;
+                                          return Status::ok();
+                                        },
+                                        where + ": timing cuBLASLt's algorithms"));
     if (ok && i == 0) first = ms;
     if (ok && (best < 0 || ms < best)) {
       best = ms;
@@ -213,7 +228,7 @@ PreparedGemm::~PreparedGemm() {
 
 StatusOr<std::unique_ptr<PreparedGemm>> PreparedGemm::create(BlasContext& ctx, const LibraryGemm& p,
                                                              const ColumnMajorGemm& c, const std::string& where,
-                                                             size_t limit) {
+                                                             size_t limit, bool constantB) {
   std::unique_ptr<PreparedGemm> g(new PreparedGemm());
   g->ctx_ = &ctx;
   g->library_ = p.library;
@@ -233,6 +248,20 @@ StatusOr<std::unique_ptr<PreparedGemm>> PreparedGemm::create(BlasContext& ctx, c
   Status lt = g->prepareLt(ctx, p, c, limit);
   if (p.library == GemmLibrary::kCublasLt) {
     CAGR_RETURN_IF_ERROR(lt);
+    const WgmmaMode mode = wgmmaMode();
+    if (ctx.wgmma() != nullptr && mode != WgmmaMode::kOff && wgmmaGemmRejection(p, c, constantB).empty()) {
+      g->relu_ = p.act == Activation::kRelu;
+      const double flops = 2.0 * static_cast<double>(c.m) * static_cast<double>(c.n) * static_cast<double>(c.k);
+      auto chosen = ctx.wgmmaChosen().find(g->tunedKey_);
+      if (mode == WgmmaMode::kForced) {
+        g->useWgmma_ = true;
+      } else if (chosen != ctx.wgmmaChosen().end()) {  // timed by an earlier call of this shape
+        g->useWgmma_ = chosen->second;
+      } else if (gemmTuning(g->compute_) && flops >= kTunedGemmFlops) {
+        g->wgmmaOffered_ = true;
+        g->tuned_ = false;
+      }
+    }
     return g;
   }
   // cuBLAS cannot be asked what it needs: what cuBLASLt chooses for the
@@ -249,8 +278,12 @@ Status PreparedGemm::bind(const GemmBuffers& buf, void* workspace) {
   d_ = buf.out;
   c_ = hasAddend_ ? buf.addend : buf.out;
   workspace_ = workspace;
+  bias_ = hasBias_ ? buf.bias : nullptr;
   if (hasBias_ && library_ == GemmLibrary::kCublasLt) {
     CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, buf.bias, where_));
+  }
+  if (useWgmma_) {  // chosen before this call ran: the weight's split, made now (outside any capture)
+    CAGR_ASSIGN_OR_RETURN(split_, ctx_->wgmma()->split(a_, call_.m, call_.k, call_.lda, call_.transA, nullptr));
   }
   return Status::ok();
 }
@@ -316,10 +349,49 @@ Status PreparedGemm::tune(cudaStream_t stream) const {
                           &algo, workspace_, workspaceBytes_, stream);
   };
   CAGR_ASSIGN_OR_RETURN(int best, fastestAlgo(candidates_, stream, call, where_, kTuneMargin));
-  if (best < 0) return Status::ok();
-  algo_ = candidates_[static_cast<size_t>(best)].algo;
-  ctx_->algos()[tunedKey_] = {algo_, candidates_[static_cast<size_t>(best)].workspace};
+  if (best >= 0) {
+    algo_ = candidates_[static_cast<size_t>(best)].algo;
+    ctx_->algos()[tunedKey_] = {algo_, candidates_[static_cast<size_t>(best)].workspace};
+  }
+  return wgmmaOffered_ ? tuneWgmma(stream) : Status::ok();
+}
+
+Status PreparedGemm::tuneWgmma(cudaStream_t stream) const {
+  WgmmaGemm& w = *ctx_->wgmma();
+  const bool had = w.hasSplit(a_);
+  CAGR_ASSIGN_OR_RETURN(split_, w.split(a_, call_.m, call_.k, call_.lda, call_.transA, stream));
+  const auto lt = [&] {
+    return checkBlas(cublasLtMatmul(ctx_->lt(), desc_, &alpha_, a_, layoutA_, b_, layoutB_, &beta_, c_, layoutC_, d_,
+                                    layoutD_, &algo_, workspace_, workspaceBytes_, stream),
+                     where_ + ": cublasLtMatmul");
+  };
+  const auto own = [&] { return launchWgmma(stream); };
+  float library = 1e30f, tile = 1e30f;
+  for (int round = 0; round < 2; ++round) {  // interleaved: a clock drift falls on both
+    CAGR_ASSIGN_OR_RETURN(float l, msPerCall(stream, lt, where_));
+    CAGR_ASSIGN_OR_RETURN(float t, msPerCall(stream, own, where_));
+    library = std::min(library, l);
+    tile = std::min(tile, t);
+  }
+  useWgmma_ = tile < library * (1 - kTuneMargin);
+  ctx_->wgmmaChosen()[tunedKey_] = useWgmma_;
+  if (std::getenv("CAGR_GEMM_WGMMA_LOG") != nullptr) {
+    std::fprintf(stderr, "%s: cuBLASLt %.1f us, wgmma 3xTF32 tile %.1f us: %s\n", where_.c_str(), library * 1e3,
+                 tile * 1e3, useWgmma_ ? "the tile" : "cuBLASLt");
+  }
+  if (!useWgmma_ && !had) {
+    w.release(a_);
+    split_ = nullptr;
+  }
   return Status::ok();
+}
+
+Status PreparedGemm::launchWgmma(cudaStream_t stream) const {
+  if (split_ == nullptr) return internalError(where_ + ": the wgmma tile runs without its split weight");
+  // Column-major call terms: the product's A (X, row pitch ldb) is the call's
+  // B, its output rows are the call's columns (n) with pitch ldd.
+  return ctx_->wgmma()->launch(*split_, static_cast<const float*>(b_), call_.ldb, static_cast<const float*>(bias_),
+                               static_cast<float*>(d_), call_.ldd, call_.n, relu_, stream, where_);
 }
 
 Status PreparedGemm::enqueue(cudaStream_t stream) const {
@@ -331,6 +403,7 @@ Status PreparedGemm::enqueue(cudaStream_t stream) const {
       CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamIsCapturing(stream, &capturing), where_ + ": cudaStreamIsCapturing"));
       if (capturing == cudaStreamCaptureStatusNone) CAGR_RETURN_IF_ERROR(tune(stream));
     }
+    if (useWgmma_) return launchWgmma(stream);
     return checkBlas(cublasLtMatmul(ctx_->lt(), desc_, &alpha_, a_, layoutA_, b_, layoutB_, &beta_, c_, layoutC_, d_,
                                     layoutD_, &algo_, workspace_, workspaceBytes_, stream),
                      where_ + ": cublasLtMatmul");

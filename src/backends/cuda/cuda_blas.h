@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_gemm.h"
+#include "backends/cuda/gemm_wgmma.h"
 #include "cagr/status.h"
 
 namespace cagr::cuda {
@@ -124,12 +125,19 @@ class BlasContext {
   cublasHandle_t blas() const { return blas_; }
   /// Chosen algorithms by call description (one heuristic query per shape).
   std::map<std::string, ChosenAlgo>& algos() { return algos_; }
+  /// CAGR's f32 wgmma tile (gemm_wgmma.h), null where it is not offered,
+  /// and which tuned calls chose it (by their tuned key).
+  WgmmaGemm* wgmma() { return wgmma_.get(); }
+  void setWgmma(std::unique_ptr<WgmmaGemm> w) { wgmma_ = std::move(w); }
+  std::map<std::string, bool>& wgmmaChosen() { return wgmmaChosen_; }
 
  private:
   BlasContext() = default;
   cublasLtHandle_t lt_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   std::map<std::string, ChosenAlgo> algos_;
+  std::unique_ptr<WgmmaGemm> wgmma_;
+  std::map<std::string, bool> wgmmaChosen_;
 };
 
 /// Device pointers of one call, in the row-major product's terms.
@@ -148,9 +156,10 @@ class PreparedGemm {
   /// step in errors ("step 3 'fc1' (Gemm)").
   /// `limit`: the most workspace the call may use (kWorkspaceLimit, or 0 for
   /// workspace-free cuBLASLt algorithms and the least cuBLAS accepts).
+  /// `constantB`: the product's B is a weight (the wgmma tile may run it).
   static StatusOr<std::unique_ptr<PreparedGemm>> create(BlasContext& ctx, const LibraryGemm& p,
                                                         const ColumnMajorGemm& c, const std::string& where,
-                                                        size_t limit = kWorkspaceLimit);
+                                                        size_t limit = kWorkspaceLimit, bool constantB = false);
   ~PreparedGemm();
   PreparedGemm(const PreparedGemm&) = delete;
   PreparedGemm& operator=(const PreparedGemm&) = delete;
@@ -165,13 +174,20 @@ class PreparedGemm {
   /// that need no more workspace than its first pick (on the bound
   /// operands) and keeps the fastest by kTuneMargin, for every later call of
   /// the same shape too (CAGR_GEMM_TUNE=0: the heuristic's pick; =all: also
-  /// tf32 / bf16 / f16 math).
+  /// tf32 / bf16 / f16 math). Where the context offers the wgmma tile and
+  /// the call qualifies (wgmmaGemmRejection), the tile is timed against
+  /// that pick and runs the call instead when it is faster by kTuneMargin
+  /// (CAGR_GEMM_WGMMA=0: never; =force: always).
   Status enqueue(cudaStream_t stream) const;
+  /// Whether CAGR's wgmma tile runs the call (so far: tuning decides on the first run).
+  bool runsWgmma() const { return useWgmma_; }
 
  private:
   PreparedGemm() = default;
   Status prepareLt(BlasContext& ctx, const LibraryGemm& p, const ColumnMajorGemm& c, size_t limit);
   Status tune(cudaStream_t stream) const;
+  Status tuneWgmma(cudaStream_t stream) const;
+  Status launchWgmma(cudaStream_t stream) const;
 
   BlasContext* ctx_ = nullptr;
   GemmLibrary library_ = GemmLibrary::kCublasLt;
@@ -192,6 +208,13 @@ class PreparedGemm {
   std::string tunedKey_;                // BlasContext::algos() key of the tuned choice
   mutable bool tuned_ = false;
   std::string where_;
+  // The wgmma tile: offered (the call qualifies and tuning may pick it),
+  // chosen, and the split of the weight it reads (bound with the operands).
+  bool wgmmaOffered_ = false;
+  mutable bool useWgmma_ = false;
+  bool relu_ = false;
+  const void* bias_ = nullptr;
+  mutable const WgmmaGemm::Split* split_ = nullptr;
 };
 
 /// cuBLAS compute type of a plan math precision (tf32 -> FAST_TF32, bf16 ->

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -61,6 +62,7 @@ StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::create(std::shared_ptr
   }
   CAGR_RETURN_IF_ERROR(e->createStreams());
   CAGR_ASSIGN_OR_RETURN(e->blas_, BlasContext::create());
+  CAGR_RETURN_IF_ERROR(e->offerWgmmaTile());
   e->stats_.loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   e->stats_.totalSeconds = e->stats_.lowerSeconds + e->stats_.nvrtcSeconds + e->stats_.loadSeconds;
   return e;
@@ -93,6 +95,25 @@ Status CudaExecutable::loadModule(const CompiledModule& module) {
     CAGR_RETURN_IF_ERROR(checkCuda(cudaLibraryGetKernel(&h, lib, k.entry.c_str()), "cudaLibraryGetKernel " + k.entry));
     kernels_.push_back(h);
   }
+  return Status::ok();
+}
+
+Status CudaExecutable::offerWgmmaTile() {
+  const std::string arch = deviceInfo().arch();
+  if (wgmmaMode() == WgmmaMode::kOff || arch != "sm_90a") return Status::ok();
+  bool any = false;  // an f32 library GEMM over a weight (the rest wgmmaGemmRejection checks per call)
+  for (const LibraryGemm& p : prog_.gemms) {
+    any = any || (p.library == GemmLibrary::kCublasLt && p.math == Precision::kF32 &&
+                  p.operands == Precision::kF32 && g_.isConstant(prog_.root(p.anchor.b)));
+  }
+  if (!any) return Status::ok();
+  // Compiled here (NVRTC, cached by content): its time is part of loadSeconds.
+  StatusOr<std::unique_ptr<WgmmaGemm>> w = WgmmaGemm::create(arch);
+  if (!w.isOk()) {  // the library GEMMs still run; say why the tile is not offered
+    std::fprintf(stderr, "cagr: CUDA: the f32 wgmma GEMM tile is not offered: %s\n", w.status().message().c_str());
+    return Status::ok();
+  }
+  blas_->setWgmma(std::move(*w));
   return Status::ok();
 }
 
@@ -176,7 +197,9 @@ Status CudaExecutable::chooseGemms(Batch& bt, size_t gemmWorkspace) {
     CAGR_ASSIGN_OR_RETURN(cpu::GemmShape gs, gemmShape(p, shape(p.anchor.a), shape(p.anchor.b)));
     auto call = columnMajor(gs);
     if (!call.isOk()) return call.status().withContext(stepWhere(s));
-    CAGR_ASSIGN_OR_RETURN(bt.gemm[s], PreparedGemm::create(*blas_, p, *call, stepWhere(s), gemmWorkspace));
+    const bool constantB = g_.isConstant(prog_.root(p.anchor.b));
+    CAGR_ASSIGN_OR_RETURN(bt.gemm[s],
+                          PreparedGemm::create(*blas_, p, *call, stepWhere(s), gemmWorkspace, constantB));
     bt.shapes[s] = " " + gemmShapeText(gs, p.math);
   }
   return Status::ok();
@@ -342,6 +365,9 @@ StatusOr<std::vector<Tensor>> CudaExecutable::run(const std::vector<std::pair<st
 MemoryBreakdown CudaExecutable::memoryBreakdown() const {
   MemoryBreakdown m;
   m.weightBytes = static_cast<int64_t>(weightBytes_);
+  if (blas_ != nullptr && blas_->wgmma() != nullptr) {  // the wgmma tile's split copies of weights
+    m.weightBytes += static_cast<int64_t>(blas_->wgmma()->splitBytes());
+  }
   if (last_ == nullptr) return m;
   m.arenaBytes = static_cast<int64_t>(last_->plan.size);
   m.inputBytes = static_cast<int64_t>(last_->inputBytes);
@@ -358,7 +384,9 @@ std::vector<std::string> CudaExecutable::kernelReport() const {
   std::vector<std::string> out;
   for (size_t s = 0; s < prog_.steps.size(); ++s) {
     std::string stream = prog_.numStreams() > 1 ? "[stream " + std::to_string(prog_.steps[s].stream) + "] " : "";
-    out.push_back(stream + prog_.steps[s].name + (last_ != nullptr ? last_->shapes[s] : ""));
+    const bool tile = last_ != nullptr && last_->gemm.size() > s && last_->gemm[s] && last_->gemm[s]->runsWgmma();
+    out.push_back(stream + prog_.steps[s].name + (last_ != nullptr ? last_->shapes[s] : "") +
+                  (tile ? " on CAGR's 3xTF32 wgmma tile" : ""));
   }
   return out;
 }

@@ -68,6 +68,8 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   Status uploadWeights();
   Status loadModule(const CompiledModule& module);
   Status createStreams();
+  // Offers CAGR's f32 wgmma GEMM tile (gemm_wgmma.h) to the library GEMMs on sm_90a.
+  Status offerWgmmaTile();
 
   /// The batch state for these inputs' shapes (built on first use), inputs uploaded.
   StatusOr<Batch*> bind(const std::vector<std::pair<std::string, Tensor>>& inputs);
