@@ -282,8 +282,8 @@ Status PreparedGemm::bind(const GemmBuffers& buf, void* workspace) {
   if (hasBias_ && library_ == GemmLibrary::kCublasLt) {
     CAGR_RETURN_IF_ERROR(setDesc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, buf.bias, where_));
   }
-  if (useWgmma_) {  // chosen before this call ran: the weight's split, made now (outside any capture)
-    CAGR_ASSIGN_OR_RETURN(split_, ctx_->wgmma()->split(a_, call_.m, call_.k, call_.lda, call_.transA, nullptr));
+  if (useWgmma_) {  // chosen before this call ran: the weight as the tile reads it, now (outside any capture)
+    CAGR_ASSIGN_OR_RETURN(weight_, ctx_->wgmma()->weight(a_, call_.m, call_.k, call_.lda, call_.transA, nullptr));
   }
   return Status::ok();
 }
@@ -358,8 +358,8 @@ Status PreparedGemm::tune(cudaStream_t stream) const {
 
 Status PreparedGemm::tuneWgmma(cudaStream_t stream) const {
   WgmmaGemm& w = *ctx_->wgmma();
-  const bool had = w.hasSplit(a_);
-  CAGR_ASSIGN_OR_RETURN(split_, w.split(a_, call_.m, call_.k, call_.lda, call_.transA, stream));
+  const bool had = w.hasWeight(a_);
+  CAGR_ASSIGN_OR_RETURN(weight_, w.weight(a_, call_.m, call_.k, call_.lda, call_.transA, stream));
   const auto lt = [&] {
     return checkBlas(cublasLtMatmul(ctx_->lt(), desc_, &alpha_, a_, layoutA_, b_, layoutB_, &beta_, c_, layoutC_, d_,
                                     layoutD_, &algo_, workspace_, workspaceBytes_, stream),
@@ -381,16 +381,16 @@ Status PreparedGemm::tuneWgmma(cudaStream_t stream) const {
   }
   if (!useWgmma_ && !had) {
     w.release(a_);
-    split_ = nullptr;
+    weight_ = nullptr;
   }
   return Status::ok();
 }
 
 Status PreparedGemm::launchWgmma(cudaStream_t stream) const {
-  if (split_ == nullptr) return internalError(where_ + ": the wgmma tile runs without its split weight");
+  if (weight_ == nullptr) return internalError(where_ + ": the wgmma tile runs without its weight");
   // Column-major call terms: the product's A (X, row pitch ldb) is the call's
   // B, its output rows are the call's columns (n) with pitch ldd.
-  return ctx_->wgmma()->launch(*split_, static_cast<const float*>(b_), call_.ldb, static_cast<const float*>(bias_),
+  return ctx_->wgmma()->launch(*weight_, static_cast<const float*>(b_), call_.ldb, static_cast<const float*>(bias_),
                                static_cast<float*>(d_), call_.ldd, call_.n, relu_, stream, where_);
 }
 

@@ -209,12 +209,12 @@ class PreparedGemm {
   mutable bool tuned_ = false;
   std::string where_;
   // The wgmma tile: offered (the call qualifies and tuning may pick it),
-  // chosen, and the split of the weight it reads (bound with the operands).
+  // chosen, and the weight as it reads it (bound with the operands).
   bool wgmmaOffered_ = false;
   mutable bool useWgmma_ = false;
   bool relu_ = false;
   const void* bias_ = nullptr;
-  mutable const WgmmaGemm::Split* split_ = nullptr;
+  mutable const WgmmaGemm::Weight* weight_ = nullptr;
 };
 
 /// cuBLAS compute type of a plan math precision (tf32 -> FAST_TF32, bf16 ->

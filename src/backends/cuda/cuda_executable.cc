@@ -365,8 +365,8 @@ StatusOr<std::vector<Tensor>> CudaExecutable::run(const std::vector<std::pair<st
 MemoryBreakdown CudaExecutable::memoryBreakdown() const {
   MemoryBreakdown m;
   m.weightBytes = static_cast<int64_t>(weightBytes_);
-  if (blas_ != nullptr && blas_->wgmma() != nullptr) {  // the wgmma tile's split copies of weights
-    m.weightBytes += static_cast<int64_t>(blas_->wgmma()->splitBytes());
+  if (blas_ != nullptr && blas_->wgmma() != nullptr) {  // the wgmma tile's K-major copies of weights
+    m.weightBytes += static_cast<int64_t>(blas_->wgmma()->copyBytes());
   }
   if (last_ == nullptr) return m;
   m.arenaBytes = static_cast<int64_t>(last_->plan.size);

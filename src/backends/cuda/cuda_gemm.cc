@@ -205,7 +205,7 @@ StatusOr<BlasOperand> transposedView(int64_t rs, int64_t cs, int64_t rows, int64
 }  // namespace
 
 StatusOr<LibraryGemm> planLibraryGemm(const Graph& g, const ValueUses& uses, const std::vector<NodeId>& members,
-                                      NodeId anchor, GemmLibrary library, int64_t align) {
+                                      NodeId anchor, GemmLibrary library, int64_t align, bool keepWeightKMajor) {
   LibraryGemm p;
   p.library = library;
   CAGR_ASSIGN_OR_RETURN(p.anchor, cpu::analyzeAnchor(g, anchor, /*anyMath=*/true));
@@ -239,9 +239,12 @@ StatusOr<LibraryGemm> planLibraryGemm(const Graph& g, const ValueUses& uses, con
   // H200, cuBLASLt's first heuristic pick for 4096x400x400 took 38.5 us with
   // the weight as the call's column-major A and 40.5 us transposed, 35.1 vs
   // 37.7 at 4096x400x352, 28.4 vs 30.4 at 4096x256x512 (bench/cuda/README.md).
-  // A Linear's [N, K] weight is read transposed, so it goes up as [K, N].
-  if (p.math == Precision::kF32 && p.anchor.op == OpKind::kGemm && p.anchor.transB && g.isConstant(p.anchor.b) &&
-      g.type(p.anchor.b).rank() == 2) {
+  // A Linear's [N, K] weight is read transposed, so it goes up as [K, N];
+  // not where the wgmma tile may read it in place (16-byte rows: cuda_gemm.h).
+  const std::vector<Dim>& bd = g.type(p.anchor.b).dims;
+  const bool inPlace = keepWeightKMajor && bd.size() == 2 && !isSymbolic(bd[1]) && bd[1] % 4 == 0;
+  if (!inPlace && p.math == Precision::kF32 && p.anchor.op == OpKind::kGemm && p.anchor.transB &&
+      g.isConstant(p.anchor.b) && bd.size() == 2) {
     p.flipB = true;
     p.padB = flippedPitch(g, p.anchor.b, align);
   }

@@ -45,9 +45,14 @@ struct LibraryGemm {
 /// Plans the kGemm group `members` (graph order, `anchor` first) on
 /// `library`; `align` is the row pitch padded weights round up to.
 /// kUnsupported with the reason when the library cannot run the anchor
-/// itself (the group then goes to the code generator).
+/// itself (the group then goes to the code generator). An f32 Linear's
+/// [N, K] weight goes up as [K, N] (cuBLASLt's SIMT kernels read it faster
+/// untransposed) unless `keepWeightKMajor` (sm_90) and K is a multiple of 4:
+/// the wgmma tile of gemm_wgmma.h then reads it in place, with no copy of it
+/// on the device (other weights it copies K-major either way).
 StatusOr<LibraryGemm> planLibraryGemm(const Graph& g, const ValueUses& uses, const std::vector<NodeId>& members,
-                                      NodeId anchor, GemmLibrary library, int64_t align);
+                                      NodeId anchor, GemmLibrary library, int64_t align,
+                                      bool keepWeightKMajor = false);
 
 /// One column-major call: D[m x n] = op(A)[m x k] * op(B)[k x n] for each of
 /// `batch` matrices. Row-major Y = A*B is computed as Y^T = B^T A^T, so the

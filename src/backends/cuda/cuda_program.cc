@@ -9,6 +9,7 @@
 #include <map>
 
 #include "backends/cuda/cuda_program.h"
+#include "backends/cuda/gemm_wgmma.h"
 #include "backends/plan_memory.h"
 #include "ir/graph_queries.h"
 #include "lower/op_sets.h"
@@ -120,7 +121,7 @@ class Lowering {
 
  private:
   StatusOr<LibraryGemm> libraryFor(const std::vector<NodeId>& members, NodeId anchor, KernelId k) {
-    return libraryGemmFor(g_, uses_, t_, members, anchor, k);
+    return libraryGemmFor(g_, uses_, t_, members, anchor, k, sm_);
   }
 
   Status addLibraryGemm(LibraryGemm lg) {
@@ -342,15 +343,16 @@ bool isLookupGroup(const Graph& g, const std::vector<NodeId>& members) {
 }
 
 StatusOr<LibraryGemm> libraryGemmFor(const Graph& g, const ValueUses& uses, const Target& t,
-                                     const std::vector<NodeId>& members, NodeId anchor, KernelId k) {
+                                     const std::vector<NodeId>& members, NodeId anchor, KernelId k, int sm) {
   std::string name = kernelInfo(k).name;
   if (k != 0 && name != "cublaslt.matmul" && name != "cublas.sgemm") return unsupported("generated GEMM kernel");
   int64_t align = std::max(t.hw.matrixUnit.alignElements, 4);
   GemmLibrary lib = name == "cublas.sgemm" ? GemmLibrary::kCublas : GemmLibrary::kCublasLt;
-  auto p = planLibraryGemm(g, uses, members, anchor, lib, align);
+  const bool kMajor = sm == 90 && wgmmaMode() != WgmmaMode::kOff;
+  auto p = planLibraryGemm(g, uses, members, anchor, lib, align, kMajor);
   if (!p.isOk() && lib == GemmLibrary::kCublas && p.status().code() == ErrorCode::kUnsupported) {
     std::string why = p.status().message();
-    p = planLibraryGemm(g, uses, members, anchor, GemmLibrary::kCublasLt, align);
+    p = planLibraryGemm(g, uses, members, anchor, GemmLibrary::kCublasLt, align, kMajor);
     if (p.isOk()) p->note = " (plan asked cublas.sgemm: " + why + ")";
   }
   if (!p.isOk()) return p.status();

@@ -82,9 +82,11 @@ StatusOr<std::vector<std::vector<NodeId>>> loweredGroups(const Graph& plan);
 bool isLookupGroup(const Graph& g, const std::vector<NodeId>& members);
 /// How lowerPlan runs the kGemm group `members` on cuBLASLt / cuBLAS when
 /// its kernel `k` names a library (or none); kUnsupported with the reason
-/// when it goes to the code generator instead.
+/// when it goes to the code generator instead. `sm`: the GPU's compute
+/// capability (90: f32 weights stay K-major for the wgmma tile unless
+/// CAGR_GEMM_WGMMA=0; planLibraryGemm).
 StatusOr<LibraryGemm> libraryGemmFor(const Graph& g, const ValueUses& uses, const Target& t,
-                                     const std::vector<NodeId>& members, NodeId anchor, KernelId k);
+                                     const std::vector<NodeId>& members, NodeId anchor, KernelId k, int sm = 0);
 
 /// 16-bit activation storage for bf16 / f16 plans, a lowering step of the
 /// CUDA backend (cuda_storage.cc; not a policy decision): marks bf16 / f16

@@ -1,5 +1,5 @@
 // CAGR's f32 wgmma GEMM tile (see gemm_wgmma.h): the kernels' source, the
-// eligibility of a library call, the split weights and the launch.
+// eligibility of a library call, the weights as it reads them and the launch.
 #include "backends/cuda/gemm_wgmma.h"
 
 #include <algorithm>
@@ -48,12 +48,12 @@ constexpr int CAGR_WG_AB = 128 * 32 * 4, CAGR_WG_WB = 64 * 32 * 4, CAGR_WG_STAGE
 
 struct CagrWgChunk {
   float4 a[4];          // X: rows t / 8 + 32 i, 16-byte unit t % 8 of the chunk
-  float4 wh[2], wl[2];  // W hi / lo: rows (output columns) t / 8 + 32 i
+  float4 w[2];  // W (K-major): rows (output columns) t / 8 + 32 i
 };
 
 template <bool VEC>
 __device__ __forceinline__ void cagr_wg_load(CagrWgChunk& g, const float* X, long long ldx, long long M, int K,
-                                             const float* Wh, const float* Wl, int kp, long long m0, int n0, int k0,
+                                             const float* W, long long ldw, int N, long long m0, int n0, int k0,
                                              int t) {
   const int k = k0 + 4 * (t & 7);
   const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -70,34 +70,27 @@ __device__ __forceinline__ void cagr_wg_load(CagrWgChunk& g, const float* X, lon
     }
   }
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {  // the copies are whole tiles of rows, zeros past K up to kp
+  for (int i = 0; i < 2; ++i) {  // W's rows are 16-byte aligned, zeros past K to the next 4
     const long long n = n0 + (t >> 3) + 32 * i;
-    g.wh[i] = k < kp ? __ldg(reinterpret_cast<const float4*>(Wh + n * kp + k)) : z;
-    g.wl[i] = k < kp ? __ldg(reinterpret_cast<const float4*>(Wl + n * kp + k)) : z;
+    g.w[i] = n < N && k < K ? __ldg(reinterpret_cast<const float4*>(W + n * ldw + k)) : z;
   }
 }
 
+// x -> hi (TF32) and lo (the remainder, TF32 again) at unit u of row r of
+// the hi / lo tiles.
+__device__ __forceinline__ void cagr_wg_split4(char* hi, char* lo, int r, int u, float4 v) {
+  const float4 h = make_float4(cagr_wg_tf32(v.x), cagr_wg_tf32(v.y), cagr_wg_tf32(v.z), cagr_wg_tf32(v.w));
+  *reinterpret_cast<float4*>(hi + cagr_wg_swz(r, u)) = h;
+  *reinterpret_cast<float4*>(lo + cagr_wg_swz(r, u)) =
+      make_float4(cagr_wg_tf32(v.x - h.x), cagr_wg_tf32(v.y - h.y), cagr_wg_tf32(v.z - h.z), cagr_wg_tf32(v.w - h.w));
+}
+
 __device__ __forceinline__ void cagr_wg_store(const CagrWgChunk& g, char* stage, int t) {
-  char* ah = stage;
-  char* al = stage + CAGR_WG_AB;
   char* wh = stage + 2 * CAGR_WG_AB;
-  char* wl = wh + CAGR_WG_WB;
-  const int u = t & 7;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int r = (t >> 3) + 32 * i;
-    const float4 v = g.a[i];
-    const float4 h = make_float4(cagr_wg_tf32(v.x), cagr_wg_tf32(v.y), cagr_wg_tf32(v.z), cagr_wg_tf32(v.w));
-    *reinterpret_cast<float4*>(ah + cagr_wg_swz(r, u)) = h;
-    *reinterpret_cast<float4*>(al + cagr_wg_swz(r, u)) = make_float4(
-        cagr_wg_tf32(v.x - h.x), cagr_wg_tf32(v.y - h.y), cagr_wg_tf32(v.z - h.z), cagr_wg_tf32(v.w - h.w));
-  }
+  for (int i = 0; i < 4; ++i) cagr_wg_split4(stage, stage + CAGR_WG_AB, (t >> 3) + 32 * i, t & 7, g.a[i]);
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int r = (t >> 3) + 32 * i;
-    *reinterpret_cast<float4*>(wh + cagr_wg_swz(r, u)) = g.wh[i];
-    *reinterpret_cast<float4*>(wl + cagr_wg_swz(r, u)) = g.wl[i];
-  }
+  for (int i = 0; i < 2; ++i) cagr_wg_split4(wh, wh + CAGR_WG_WB, (t >> 3) + 32 * i, t & 7, g.w[i]);
 }
 
 // One chunk of 32 K from `stage` into acc, fresh: the small cross products
@@ -120,8 +113,8 @@ __device__ __forceinline__ void cagr_wg_chunk(float (&acc)[32], const char* stag
 
 // Block (x: 64-column tile, y: 128-row tile) of 256 threads.
 template <bool VEC>
-__device__ __forceinline__ void cagr_wg_gemm(const float* __restrict__ X, long long ldx, const float* __restrict__ Wh,
-                                             const float* __restrict__ Wl, int kp, const float* __restrict__ bias,
+__device__ __forceinline__ void cagr_wg_gemm(const float* __restrict__ X, long long ldx, const float* __restrict__ W,
+                                             long long ldw, const float* __restrict__ bias,
                                              float* __restrict__ Y, long long ldy, long long M, int N, int K,
                                              int relu) {
   extern __shared__ char cagr_wg_raw[];
@@ -134,18 +127,18 @@ __device__ __forceinline__ void cagr_wg_gemm(const float* __restrict__ X, long l
 #pragma unroll
   for (int i = 0; i < 32; ++i) sum[i] = acc[i] = 0.f;
   CagrWgChunk g;
-  cagr_wg_load<VEC>(g, X, ldx, M, K, Wh, Wl, kp, m0, n0, 0, t);
+  cagr_wg_load<VEC>(g, X, ldx, M, K, W, ldw, N, m0, n0, 0, t);
   cagr_wg_store(g, smem, t);
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
-  if (chunks > 1) cagr_wg_load<VEC>(g, X, ldx, M, K, Wh, Wl, kp, m0, n0, 32, t);
+  if (chunks > 1) cagr_wg_load<VEC>(g, X, ldx, M, K, W, ldw, N, m0, n0, 32, t);
   for (int c = 0; c < chunks; ++c) {
     cagr_wg_chunk(acc, smem + (c & 1) * CAGR_WG_STAGE, wg);
     // While the tensor cores run: the next chunk into the other stage (its
     // readers, chunk c - 1's wgmmas, finished before the last barrier) and
     // the one after into registers.
     if (c + 1 < chunks) cagr_wg_store(g, smem + ((c + 1) & 1) * CAGR_WG_STAGE, t);
-    if (c + 2 < chunks) cagr_wg_load<VEC>(g, X, ldx, M, K, Wh, Wl, kp, m0, n0, (c + 2) * 32, t);
+    if (c + 2 < chunks) cagr_wg_load<VEC>(g, X, ldx, M, K, W, ldw, N, m0, n0, (c + 2) * 32, t);
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     cagr_wg_fence(acc);
 #pragma unroll
@@ -185,25 +178,22 @@ __device__ __forceinline__ void cagr_wg_gemm(const float* __restrict__ X, long l
 // (_1: up to 255 registers) or two (_2: 128).
 #define CAGR_WG_ENTRY(NAME, VEC, BLOCKS)                                                                          \
   extern "C" __global__ void __launch_bounds__(256, BLOCKS)                                                       \
-      NAME(const float* X, long long ldx, const float* Wh, const float* Wl, int kp, const float* bias, float* Y,   \
+      NAME(const float* X, long long ldx, const float* W, long long ldw, const float* bias, float* Y,             \
            long long ldy, long long M, int N, int K, int relu) {                                                 \
-    cagr_wg_gemm<VEC>(X, ldx, Wh, Wl, kp, bias, Y, ldy, M, N, K, relu);                                         \
+    cagr_wg_gemm<VEC>(X, ldx, W, ldw, bias, Y, ldy, M, N, K, relu);                                             \
   }
 CAGR_WG_ENTRY(cagr_wgmma_x3_v4_1, true, 1)
 CAGR_WG_ENTRY(cagr_wgmma_x3_v4_2, true, 2)
 CAGR_WG_ENTRY(cagr_wgmma_x3_v1_1, false, 1)
 CAGR_WG_ENTRY(cagr_wgmma_x3_v1_2, false, 2)
 // W (the product's B: [K][N] with row pitch ldw, or [N][K] when kmajor) ->
-// hi / lo [rows][kp], zeros past N and K.
-extern "C" __global__ void cagr_wgmma_split(const float* W, long long ldw, int kmajor, int N, int K, int rows, int kp,
-                                            float* hi, float* lo) {
+// [N][kp] (K-major), zeros past K.
+extern "C" __global__ void cagr_wgmma_kmajor(const float* W, long long ldw, int kmajor, int N, int K, int kp,
+                                             float* out) {
   const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  if (i >= static_cast<long long>(rows) * kp) return;
+  if (i >= static_cast<long long>(N) * kp) return;
   const int n = static_cast<int>(i / kp), k = static_cast<int>(i % kp);
-  const float v = n < N && k < K ? (kmajor ? W[n * ldw + k] : W[k * ldw + n]) : 0.f;
-  const float h = cagr_wg_tf32(v);
-  hi[i] = h;
-  lo[i] = cagr_wg_tf32(v - h);
+  out[i] = k < K ? (kmajor ? W[n * ldw + k] : W[k * ldw + n]) : 0.f;
 }
 )CUDA";
 }
@@ -243,7 +233,7 @@ StatusOr<std::unique_ptr<WgmmaGemm>> WgmmaGemm::create(const std::string& arch, 
   const std::pair<cudaKernel_t*, const char*> entries[] = {
       {&w->gemm_[0][0], "cagr_wgmma_x3_v1_1"}, {&w->gemm_[0][1], "cagr_wgmma_x3_v1_2"},
       {&w->gemm_[1][0], "cagr_wgmma_x3_v4_1"}, {&w->gemm_[1][1], "cagr_wgmma_x3_v4_2"},
-      {&w->split_, "cagr_wgmma_split"}};
+      {&w->kMajor_, "cagr_wgmma_kmajor"}};
   for (auto [k, name] : entries) {
     CAGR_RETURN_IF_ERROR(checkCuda(cudaLibraryGetKernel(k, lib, name), std::string("cudaLibraryGetKernel ") + name));
   }
@@ -258,59 +248,58 @@ StatusOr<std::unique_ptr<WgmmaGemm>> WgmmaGemm::create(const std::string& arch, 
 
 WgmmaGemm::~WgmmaGemm() = default;
 
-StatusOr<const WgmmaGemm::Split*> WgmmaGemm::split(const void* w, int64_t n, int64_t k, int64_t ldw, bool kMajor,
-                                                   cudaStream_t stream) {
-  if (auto it = splits_.find(w); it != splits_.end()) return &it->second;
-  Split s;
+StatusOr<const WgmmaGemm::Weight*> WgmmaGemm::weight(const void* w, int64_t n, int64_t k, int64_t ldw, bool kMajor,
+                                                     cudaStream_t stream) {
+  if (auto it = weights_.find(w); it != weights_.end()) return &it->second;
+  Weight s;
   s.n = n;
   s.k = k;
-  s.rows = (n + kWgmmaCols - 1) / kWgmmaCols * kWgmmaCols;
+  if (kMajor && k % 4 == 0 && ldw % 4 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0) {
+    s.data = static_cast<const float*>(w);
+    s.pitch = ldw;
+    return &weights_.emplace(w, std::move(s)).first->second;
+  }
   s.pitch = (k + 3) / 4 * 4;
-  const size_t half = static_cast<size_t>(s.rows * s.pitch * 4);
-  CAGR_ASSIGN_OR_RETURN(s.hi, deviceAlloc(half, "the wgmma tile's split weight (hi)"));
-  CAGR_ASSIGN_OR_RETURN(s.lo, deviceAlloc(half, "the wgmma tile's split weight (lo)"));
+  CAGR_ASSIGN_OR_RETURN(s.copy, deviceAlloc(static_cast<size_t>(n * s.pitch * 4), "the wgmma tile's K-major weight"));
   const float* src = static_cast<const float*>(w);
   long long ld = ldw;
-  int km = kMajor ? 1 : 0, ni = static_cast<int>(n), ki = static_cast<int>(k), rows = static_cast<int>(s.rows),
-      kp = static_cast<int>(s.pitch);
-  float* hi = static_cast<float*>(s.hi.get());
-  float* lo = static_cast<float*>(s.lo.get());
-  void* args[] = {&src, &ld, &km, &ni, &ki, &rows, &kp, &hi, &lo};
-  const unsigned blocks = static_cast<unsigned>((s.rows * s.pitch + 255) / 256);
+  int km = kMajor ? 1 : 0, ni = static_cast<int>(n), ki = static_cast<int>(k), kp = static_cast<int>(s.pitch);
+  float* out = static_cast<float*>(s.copy.get());
+  void* args[] = {&src, &ld, &km, &ni, &ki, &kp, &out};
+  const unsigned blocks = static_cast<unsigned>((n * s.pitch + 255) / 256);
   CAGR_RETURN_IF_ERROR(checkCuda(
-      cudaLaunchKernel(reinterpret_cast<const void*>(split_), dim3(blocks), dim3(256), args, 0, stream),
-      "splitting a weight for the wgmma tile"));
-  CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(stream), "splitting a weight for the wgmma tile"));
-  return &splits_.emplace(w, std::move(s)).first->second;
+      cudaLaunchKernel(reinterpret_cast<const void*>(kMajor_), dim3(blocks), dim3(256), args, 0, stream),
+      "a K-major copy of a weight for the wgmma tile"));
+  CAGR_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(stream), "a K-major copy of a weight for the wgmma tile"));
+  s.data = out;
+  return &weights_.emplace(w, std::move(s)).first->second;
 }
 
 void WgmmaGemm::release(const void* w) {
-  splits_.erase(w);
+  weights_.erase(w);
 }
 
-size_t WgmmaGemm::splitBytes() const {
+size_t WgmmaGemm::copyBytes() const {
   size_t b = 0;
-  for (const auto& [w, s] : splits_) b += s.bytes();
+  for (const auto& [w, s] : weights_) b += s.bytes();
   return b;
 }
 
-Status WgmmaGemm::launch(const Split& s, const float* x, int64_t ldx, const float* bias, float* y, int64_t ldy,
+Status WgmmaGemm::launch(const Weight& w, const float* x, int64_t ldx, const float* bias, float* y, int64_t ldy,
                          int64_t m, bool relu, cudaStream_t stream, const std::string& where) const {
-  const bool vec = ldx % 4 == 0 && s.k % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
-  const float* wh = static_cast<const float*>(s.hi.get());
-  const float* wl = static_cast<const float*>(s.lo.get());
-  long long ldx64 = ldx, ldy64 = ldy, m64 = m;
-  int kp = static_cast<int>(s.pitch), n = static_cast<int>(s.n), k = static_cast<int>(s.k), act = relu ? 1 : 0;
-  void* args[] = {&x, &ldx64, &wh, &wl, &kp, &bias, &y, &ldy64, &m64, &n, &k, &act};
+  const bool vec = ldx % 4 == 0 && w.k % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+  const float* wd = w.data;
+  long long ldx64 = ldx, ldw = w.pitch, ldy64 = ldy, m64 = m;
+  int n = static_cast<int>(w.n), k = static_cast<int>(w.k), act = relu ? 1 : 0;
+  void* args[] = {&x, &ldx64, &wd, &ldw, &bias, &y, &ldy64, &m64, &n, &k, &act};
   const int64_t rowTiles = (m + kWgmmaRows - 1) / kWgmmaRows;
   if (rowTiles > 65535) return unsupported(where + ": over 65535 x 128 rows for the wgmma GEMM tile");
-  const dim3 grid(static_cast<unsigned>(s.rows / kWgmmaCols), static_cast<unsigned>(rowTiles));
+  const dim3 grid(static_cast<unsigned>((w.n + kWgmmaCols - 1) / kWgmmaCols), static_cast<unsigned>(rowTiles));
   // One wave at a block per SM: the 255-register form (4096x256x512 20.7 us
   // against 27.1 with two blocks' 128 registers); more blocks: two per SM
   // (4096x512x368 29.2 against 32.7).
   const bool oneWave = static_cast<int64_t>(grid.x) * grid.y <= std::max(deviceInfo().sms, 1);
-  const cudaKernel_t kernel = gemm_[vec ? 1 : 0][oneWave ? 0 : 1];
-  const void* fn = reinterpret_cast<const void*>(kernel);
+  const void* fn = reinterpret_cast<const void*>(gemm_[vec ? 1 : 0][oneWave ? 0 : 1]);
   return checkCuda(cudaLaunchKernel(fn, grid, dim3(kWgmmaThreads), args, kWgmmaSharedBytes, stream),
                    where + ": the wgmma GEMM tile");
 }

@@ -20,11 +20,11 @@
 // one block per SM where the launch is one wave of them, else two;
 // K chunks of 32 floats are stored in shared memory with the 128-byte
 // swizzle, two stages: while the tensor cores run a chunk, the threads split
-// and store the next one and load the one after into registers. W's hi / lo
-// halves are constants, split once per weight into K-major copies ([N][K]:
-// tf32 wgmma reads both operands K-major), padded with zeros to whole tiles
-// (rows to 64, K to 4); they are device memory the executable reports as
-// weights.
+// and store the next one and load the one after into registers; W is split
+// the same way on its way in. tf32 wgmma reads both operands K-major, so W
+// is read as [N][K]: in place where the weight is stored so (on sm_90 the
+// backend keeps an f32 Linear's weight [N][K] for this, lowerPlan), else
+// from a K-major copy made once, which the executable reports as weights.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -43,7 +43,7 @@ namespace cagr::cuda {
 /// The NVRTC source of the tile's kernels (extern "C"): cagr_wgmma_x3_v4_B
 /// (X rows read 16 bytes at a time), cagr_wgmma_x3_v1_B (one float at a
 /// time: any K, pitch and alignment), each for B = 1 or 2 blocks per SM, and
-/// cagr_wgmma_split (W -> hi / lo copies).
+/// cagr_wgmma_kmajor (a weight's K-major copy).
 const char* gemmWgmmaSource();
 
 /// Rows and columns of one block, and its threads.
@@ -63,7 +63,7 @@ std::string wgmmaGemmRejection(const LibraryGemm& p, const ColumnMajorGemm& c, b
 enum class WgmmaMode : uint8_t { kOff, kTimed, kForced };
 WgmmaMode wgmmaMode();
 
-/// The tile's kernels on this GPU (sm_90 only) and the split weights.
+/// The tile's kernels on this GPU (sm_90 only) and the weights as it reads them.
 class WgmmaGemm {
  public:
   /// Compiles (NVRTC, cached by content) and loads the kernels for `arch`
@@ -74,31 +74,34 @@ class WgmmaGemm {
   WgmmaGemm(const WgmmaGemm&) = delete;
   WgmmaGemm& operator=(const WgmmaGemm&) = delete;
 
-  /// The K-major hi / lo copies of a constant weight: the product's B at
-  /// `w`, [K][N] with row pitch `ldw`, or [N][K] when `kMajor`. Made once per
-  /// weight (on `stream`, synchronized) and kept until release().
-  struct Split {
-    DevicePtr hi, lo;
-    int64_t n = 0, k = 0, rows = 0, pitch = 0;  // rows: N rounded up to 64; pitch: K rounded up to 4
-    size_t bytes() const { return static_cast<size_t>(2 * rows * pitch * 4); }
+  /// A constant weight as the tile reads it: the product's B at `w`, [K][N]
+  /// with row pitch `ldw` or [N][K] when `kMajor`, used in place where it is
+  /// [N][K] with 16-byte rows (K and the pitch multiples of 4), else copied
+  /// once (on `stream`, synchronized) to [N][K rounded up to 4] and kept
+  /// until release().
+  struct Weight {
+    DevicePtr copy;               // null when the weight is read in place
+    const float* data = nullptr;  // [N][pitch], K-major
+    int64_t n = 0, k = 0, pitch = 0;
+    size_t bytes() const { return copy ? static_cast<size_t>(n * pitch * 4) : 0; }
   };
-  StatusOr<const Split*> split(const void* w, int64_t n, int64_t k, int64_t ldw, bool kMajor, cudaStream_t stream);
-  bool hasSplit(const void* w) const { return splits_.count(w) > 0; }
+  StatusOr<const Weight*> weight(const void* w, int64_t n, int64_t k, int64_t ldw, bool kMajor, cudaStream_t stream);
+  bool hasWeight(const void* w) const { return weights_.count(w) > 0; }
   void release(const void* w);
   /// Device bytes of the kept copies.
-  size_t splitBytes() const;
+  size_t copyBytes() const;
 
   /// Y[M, N] (row pitch ldy) = act(X[M, K] (row pitch ldx) * W + bias) with
-  /// W's split `s`; `bias` may be null.
-  Status launch(const Split& s, const float* x, int64_t ldx, const float* bias, float* y, int64_t ldy, int64_t m,
+  /// the weight `w`; `bias` may be null.
+  Status launch(const Weight& w, const float* x, int64_t ldx, const float* bias, float* y, int64_t ldy, int64_t m,
                 bool relu, cudaStream_t stream, const std::string& where) const;
 
  private:
   WgmmaGemm() = default;
   LibraryPtr library_;
   cudaKernel_t gemm_[2][2] = {};  // [X by 16 bytes][two blocks per SM]
-  cudaKernel_t split_ = nullptr;
-  std::map<const void*, Split> splits_;
+  cudaKernel_t kMajor_ = nullptr;
+  std::map<const void*, Weight> weights_;
 };
 
 }  // namespace cagr::cuda
