@@ -313,7 +313,8 @@ def header(a, title):
 def commands(a, names, metas):
     out = ["## Commands", "", "```",
            f"python3 bench/rl/ablate.py --cagr {a.cagr} --updates {a.updates} --parallel {a.parallel} "
-           f"--threads {a.threads} --jobs {a.jobs} --out {a.out}" + ("" if a.eval_synthetic else " --no-eval-synthetic")]
+           f"--threads {a.threads} --jobs {a.jobs} --out {a.out}"
+           + ("" if a.eval_synthetic else " --no-eval-synthetic")]
     out += [metas[n]["command"] for n in names if n in metas]
     out += ["```", ""]
     return out
