@@ -65,6 +65,7 @@ TEST(WgmmaGemm, RunsOnlyTheCallsItCan) {
   EXPECT_TRUE(rejected([](auto& q, auto&) { q.alpha = 0.5f; }));
   EXPECT_TRUE(rejected([](auto&, auto& d) { d.batch = 2; }));
   EXPECT_TRUE(rejected([](auto&, auto& d) { d.transB = true; }));
+  EXPECT_TRUE(rejected([](auto&, auto& d) { d.n = int64_t{65536} * 128; }));  // rows past the grid's y
   EXPECT_FALSE(rejected([](auto&, auto& d) { d.transA = true, d.lda = 512; }));  // W stored [N][K]: fine
   EXPECT_FALSE(rejected([](auto& q, auto&) { q.act = cuda::Activation::kNone, q.bias = kNoValue; }));
 }

@@ -208,7 +208,8 @@ std::string wgmmaGemmRejection(const LibraryGemm& p, const ColumnMajorGemm& c, b
   if (p.act != Activation::kNone && p.act != Activation::kRelu) return "an activation other than ReLU";
   if (c.transB) return "its A is not row-major";
   if (!constantB) return "its B is not a constant";
-  if (c.m > (int64_t{1} << 30) || c.k > (int64_t{1} << 30) || c.n > (int64_t{1} << 37)) return "too large";
+  if (c.m > (int64_t{1} << 30) || c.k > (int64_t{1} << 30)) return "too large";
+  if (c.n > int64_t{65535} * kWgmmaRows) return "over 65535 row tiles";
   return "";
 }
 
