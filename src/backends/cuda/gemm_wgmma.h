@@ -12,9 +12,10 @@
 // The tensor core aligns a sum's terms to the largest and drops the bits
 // below, so one accumulator over all of K drifts as K grows (the CIN kernel,
 // codegen_cin_x3.cc, and codegen_gemm_x3.cc chunk the same way). Measured on
-// an H100 against an fp64 reference (bench/cuda/probes/gemm_x3_wgmma.cu): the
-// largest error relative to the largest output 3.3e-7 against cuBLASLt
-// SGEMM's 9.0e-7 on 4096x256x512, 2.8e-7 against 6.8e-7 on 4096x512x368.
+// an H100 against an fp64 reference (the first form of
+// bench/cuda/probes/gemm_x3_wgmma.cu): the largest error relative to the
+// largest output 3.3e-7 against cuBLASLt SGEMM's 9.0e-7 on 4096x256x512,
+// 2.8e-7 against 6.8e-7 on 4096x512x368.
 //
 // A block computes 128 x 64 outputs with two warpgroups (m64n64k8 each),
 // one block per SM where the launch is one wave of them, else two;
@@ -22,9 +23,10 @@
 // swizzle, two stages: while the tensor cores run a chunk, the threads split
 // and store the next one and load the one after into registers; W is split
 // the same way on its way in. tf32 wgmma reads both operands K-major, so W
-// is read as [N][K]: in place where the weight is stored so (on sm_90 the
-// backend keeps an f32 Linear's weight [N][K] for this, lowerPlan), else
-// from a K-major copy made once, which the executable reports as weights.
+// is read as [N][K]: in place where the weight is stored so with 16-byte
+// rows (on sm_90 the backend keeps an f32 Linear's weight [N][K] where K is
+// a multiple of 4: planLibraryGemm), else from a K-major copy made once,
+// which the executable reports as weights.
 #pragma once
 
 #include <cuda_runtime.h>
