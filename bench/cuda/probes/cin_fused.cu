@@ -1,4 +1,4 @@
-// Probe (bench/cuda/README.md): a fused fp32 CIN layer (FFMA, the outer
+// Probe (bench/cuda/FINDINGS.md): a fused fp32 CIN layer (FFMA, the outer
 // product never in memory) against the materialised outer product + cuBLAS
 // SGEMM, on xDeepFM's layers at batch 4096 (N = B*D = 65536 columns).
 // nvcc -O3 -arch=sm_90a -std=c++17 -Xptxas -v cin_fused.cu -o cin_fused -lcublas

@@ -1,4 +1,4 @@
-// Probe (bench/cuda/README.md): IEEE fp32 SGEMM vs 3xTF32 (operands split into tf32 hi / lo, K tripled) on cuBLASLt.
+// Probe (bench/cuda/FINDINGS.md): IEEE fp32 SGEMM vs 3xTF32 (operands split into tf32 hi / lo, K tripled) on cuBLASLt.
 // nvcc -O2 -arch=sm_90a -std=c++17 gemm_3xtf32.cu -o gemm_3xtf32 -lcublasLt
 #include <cublasLt.h>
 #include <cuda_runtime.h>

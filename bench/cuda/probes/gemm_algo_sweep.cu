@@ -1,4 +1,4 @@
-// Probe (bench/cuda/README.md): every cuBLASLt fp32 (CUBLAS_COMPUTE_32F) algorithm configuration on a shape, vs the heuristic's first.
+// Probe (bench/cuda/FINDINGS.md): every cuBLASLt fp32 (CUBLAS_COMPUTE_32F) algorithm configuration on a shape, vs the heuristic's first.
 // nvcc -O2 -arch=sm_90a -std=c++17 gemm_algo_sweep.cu -o gemm_algo_sweep -lcublasLt
 #include <cublasLt.h>
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-// Probe (bench/cuda/README.md): cuBLAS's FP32 emulation on BF16 tensor cores
+// Probe (bench/cuda/FINDINGS.md): cuBLAS's FP32 emulation on BF16 tensor cores
 // (CUBLAS_COMPUTE_32F_EMULATED_16BFX9, emulation strategy EAGER) against IEEE
 // SGEMM and plain TF32 on DLRM / DeepFM / xDeepFM GEMM shapes: time per call
 // inside a CUDA graph of 20 back-to-back calls, and the largest and mean

@@ -1,4 +1,4 @@
-// Probe (bench/cuda/README.md): cuBLASLt fp32 GEMM + bias + ReLU at small batch, heuristic picks by
+// Probe (bench/cuda/FINDINGS.md): cuBLASLt fp32 GEMM + bias + ReLU at small batch, heuristic picks by
 // workspace limit and reduction-scheme mask (out-of-place split-K needs splits x M x N floats of
 // workspace; in-place split-K sums into the output and needs only counters); each pick timed as 20
 // back-to-back calls in a CUDA graph (best of 5 replays), its largest difference from the first pick.

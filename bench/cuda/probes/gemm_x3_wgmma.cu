@@ -1,4 +1,4 @@
-// Probe (bench/cuda/README.md): the backend's f32 wgmma GEMM tile
+// Probe (bench/cuda/FINDINGS.md): the backend's f32 wgmma GEMM tile
 // (src/backends/cuda/gemm_wgmma.cc, 3xTF32 with a fresh accumulator per
 // 32-wide K chunk) against cuBLASLt's SGEMM on DLRM's and DeepFM's layers:
 // row-major Y[M,N] = relu(X[M,K] W + b), W a Linear's [N][K] weight, each

@@ -1,4 +1,4 @@
-// Probe (bench/cuda/README.md): a register-blocked FFMA SGEMM (C = relu(A B + bias), A [M,K] row-major,
+// Probe (bench/cuda/FINDINGS.md): a register-blocked FFMA SGEMM (C = relu(A B + bias), A [M,K] row-major,
 // B [K,N] row-major, fp32 IEEE, the sum over k in order) against cuBLASLt's first heuristic pick on
 // the zoo's fp32 layers, each timed as 20 back-to-back calls in a CUDA graph (median of 15 replays).
 // nvcc -O3 -arch=sm_90a -std=c++20 sgemm_ffma.cu -o sgemm_ffma -lcublasLt

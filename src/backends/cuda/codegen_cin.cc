@@ -432,7 +432,7 @@ int64_t cinX3Split() {
 // Stages of W slices cagr_cin_x3_step keeps in flight: CAGR_CIN_X3_STAGES
 // (2..4), else 2; fewer where shared memory runs short. Slices per stage
 // (h steps per barrier): CAGR_CIN_X3_HSTEP (1 or 2), else 2 (measured
-// faster in both math modes, bench/cuda/README.md).
+// faster in both math modes, bench/cuda/FINDINGS.md).
 int64_t cinX3Stages() {
   const std::string v = envValue("CAGR_CIN_X3_STAGES");
   return v == "3" ? 3 : v == "4" ? 4 : 2;

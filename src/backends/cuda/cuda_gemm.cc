@@ -238,7 +238,7 @@ StatusOr<LibraryGemm> planLibraryGemm(const Graph& g, const ValueUses& uses, con
   // fp32 (SIMT) calls run faster on a weight they read untransposed: on the
   // H200, cuBLASLt's first heuristic pick for 4096x400x400 took 38.5 us with
   // the weight as the call's column-major A and 40.5 us transposed, 35.1 vs
-  // 37.7 at 4096x400x352, 28.4 vs 30.4 at 4096x256x512 (bench/cuda/README.md).
+  // 37.7 at 4096x400x352, 28.4 vs 30.4 at 4096x256x512 (bench/cuda/FINDINGS.md).
   // A Linear's [N, K] weight is read transposed, so it goes up as [K, N];
   // not where the wgmma tile may read it in place (16-byte rows: cuda_gemm.h).
   const std::vector<Dim>& bd = g.type(p.anchor.b).dims;
