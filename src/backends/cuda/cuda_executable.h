@@ -26,8 +26,9 @@ namespace cagr::cuda {
 /// kWorkspaceChoiceReplays, interleaved), and how far above the best score
 /// (relative median time + the memory weight x relative device bytes,
 /// cuda_blas.h) a variant with fewer bytes may be and still be kept.
-/// Measured on the H200 (bench/cuda/FINDINGS.md): without workspace DLRM's fp32 plan at batch 4096 replays in 136 us instead of 152
-/// and DeepFM's in 152 instead of 174, while DCN-v2's at 256 slows from 52 to 76.
+/// Measured on the H200 (bench/cuda/FINDINGS.md): without workspace DLRM's
+/// fp32 plan at batch 4096 replays in 136 us instead of 152 and DeepFM's in
+/// 152 instead of 174, while DCN-v2's at 256 slows from 52 to 76.
 constexpr int kWorkspaceChoiceRounds = 3;
 constexpr int kWorkspaceChoiceReplays = 10;
 constexpr double kWorkspaceChoiceTolerance = 0.01;
