@@ -251,13 +251,12 @@ StatusOr<std::unique_ptr<PreparedGemm>> PreparedGemm::create(BlasContext& ctx, c
     const WgmmaMode mode = wgmmaMode();
     if (ctx.wgmma() != nullptr && mode != WgmmaMode::kOff && wgmmaGemmRejection(p, c, constantB).empty()) {
       g->relu_ = p.act == Activation::kRelu;
-      const double flops = 2.0 * static_cast<double>(c.m) * static_cast<double>(c.n) * static_cast<double>(c.k);
       auto chosen = ctx.wgmmaChosen().find(g->tunedKey_);
       if (mode == WgmmaMode::kForced) {
         g->useWgmma_ = true;
       } else if (chosen != ctx.wgmmaChosen().end()) {  // timed by an earlier call of this shape
         g->useWgmma_ = chosen->second;
-      } else if (gemmTuning(g->compute_) && flops >= kTunedGemmFlops) {
+      } else if (g->tuning_) {
         g->wgmmaOffered_ = true;
         g->tuned_ = false;
       }
@@ -307,6 +306,7 @@ Status PreparedGemm::prepareLt(BlasContext& ctx, const LibraryGemm& p, const Col
   const double flops = 2.0 * static_cast<double>(c.m) * static_cast<double>(c.n) * static_cast<double>(c.k) *
                        static_cast<double>(std::max<int64_t>(c.batch, 1));
   const bool tuning = gemmTuning(compute_) && flops >= kTunedGemmFlops;
+  tuning_ = tuning;
   tunedKey_ = key + ",tuned";
   if (auto tuned = ctx.algos().find(tunedKey_); tuning && tuned != ctx.algos().end()) {
     algo_ = tuned->second.algo;
@@ -340,14 +340,16 @@ Status PreparedGemm::prepareLt(BlasContext& ctx, const LibraryGemm& p, const Col
   return Status::ok();
 }
 
+cublasStatus_t PreparedGemm::ltMatmul(const cublasLtMatmulAlgo_t& algo, cudaStream_t stream) const {
+  return cublasLtMatmul(ctx_->lt(), desc_, &alpha_, a_, layoutA_, b_, layoutB_, &beta_, c_, layoutC_, d_, layoutD_,
+                        &algo, workspace_, workspaceBytes_, stream);
+}
+
 Status PreparedGemm::tune(cudaStream_t stream) const {
   tuned_ = true;
   // An addend in the output's bytes would be summed into again by every timed call.
   if (hasAddend_ && c_ == d_) return Status::ok();
-  const auto call = [&](const cublasLtMatmulAlgo_t& algo) {
-    return cublasLtMatmul(ctx_->lt(), desc_, &alpha_, a_, layoutA_, b_, layoutB_, &beta_, c_, layoutC_, d_, layoutD_,
-                          &algo, workspace_, workspaceBytes_, stream);
-  };
+  const auto call = [&](const cublasLtMatmulAlgo_t& algo) { return ltMatmul(algo, stream); };
   CAGR_ASSIGN_OR_RETURN(int best, fastestAlgo(candidates_, stream, call, where_, kTuneMargin));
   if (best >= 0) {
     algo_ = candidates_[static_cast<size_t>(best)].algo;
@@ -360,11 +362,7 @@ Status PreparedGemm::tuneWgmma(cudaStream_t stream) const {
   WgmmaGemm& w = *ctx_->wgmma();
   const bool had = w.hasWeight(a_);
   CAGR_ASSIGN_OR_RETURN(weight_, w.weight(a_, call_.m, call_.k, call_.lda, call_.transA, stream));
-  const auto lt = [&] {
-    return checkBlas(cublasLtMatmul(ctx_->lt(), desc_, &alpha_, a_, layoutA_, b_, layoutB_, &beta_, c_, layoutC_, d_,
-                                    layoutD_, &algo_, workspace_, workspaceBytes_, stream),
-                     where_ + ": cublasLtMatmul");
-  };
+  const auto lt = [&] { return checkBlas(ltMatmul(algo_, stream), where_ + ": cublasLtMatmul"); };
   const auto own = [&] { return launchWgmma(stream); };
   float library = 1e30f, tile = 1e30f;
   for (int round = 0; round < 2; ++round) {  // interleaved: a clock drift falls on both
@@ -404,9 +402,7 @@ Status PreparedGemm::enqueue(cudaStream_t stream) const {
       if (capturing == cudaStreamCaptureStatusNone) CAGR_RETURN_IF_ERROR(tune(stream));
     }
     if (useWgmma_) return launchWgmma(stream);
-    return checkBlas(cublasLtMatmul(ctx_->lt(), desc_, &alpha_, a_, layoutA_, b_, layoutB_, &beta_, c_, layoutC_, d_,
-                                    layoutD_, &algo_, workspace_, workspaceBytes_, stream),
-                     where_ + ": cublasLtMatmul");
+    return checkBlas(ltMatmul(algo_, stream), where_ + ": cublasLtMatmul");
   }
   cublasHandle_t h = ctx_->blas();
   CAGR_RETURN_IF_ERROR(checkBlas(cublasSetStream(h, stream), where_ + ": cublasSetStream"));

@@ -186,6 +186,8 @@ class PreparedGemm {
   PreparedGemm() = default;
   Status prepareLt(BlasContext& ctx, const LibraryGemm& p, const ColumnMajorGemm& c, size_t limit);
   Status tune(cudaStream_t stream) const;
+  /// One cuBLASLt call of this GEMM with `algo` on `stream`.
+  cublasStatus_t ltMatmul(const cublasLtMatmulAlgo_t& algo, cudaStream_t stream) const;
   Status tuneWgmma(cudaStream_t stream) const;
   Status launchWgmma(cudaStream_t stream) const;
 
@@ -207,6 +209,7 @@ class PreparedGemm {
   std::vector<ChosenAlgo> candidates_;  // to time on the first run (tune)
   std::string tunedKey_;                // BlasContext::algos() key of the tuned choice
   mutable bool tuned_ = false;
+  bool tuning_ = false;                 // f32 math of >= kTunedGemmFlops: tuned on the first run
   std::string where_;
   // The wgmma tile: offered (the call qualifies and tuning may pick it),
   // chosen, and the weight as it reads it (bound with the operands).
