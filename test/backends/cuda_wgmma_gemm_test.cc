@@ -71,22 +71,28 @@ TEST(WgmmaGemm, RunsOnlyTheCallsItCan) {
 }
 
 // An f32 Linear's [N, K] weight goes up as [K, N] for cuBLASLt's SIMT
-// kernels, except on sm_90 where K is a multiple of 4: the tile then reads
-// it in place (CAGR_GEMM_WGMMA=0 restores the flip).
+// kernels, except on sm_90 where K is a multiple of 4, N at least one tile
+// of columns and the call one the tile can run: the tile then reads it in
+// place (CAGR_GEMM_WGMMA=0 restores the flip).
 TEST(WgmmaGemm, Sm90KeepsAlignedLinearWeightsKMajor) {
-  auto flipped = [](int64_t kd, int sm) {
+  auto flipped = [](int64_t kd, int sm, int64_t n = 256, bool gelu = false) {
     Builder b;
     ValueId x = b.input("x", DType::kF32, {kBatch, kd});
-    b.g.addOutput(b.op(OpKind::kGemm, {x, b.constant("w", {256, kd}, 1), b.constant("c", {256}, 2)}, "gemm",
-                       attrs({{"transB", int64_t{1}}})));
-    b.group({"gemm"}, 0, "cublaslt.matmul");
+    ValueId y = b.op(OpKind::kGemm, {x, b.constant("w", {n, kd}, 1), b.constant("c", {n}, 2)}, "gemm",
+                     attrs({{"transB", int64_t{1}}}));
+    b.g.addOutput(gelu ? b.op(OpKind::kGelu, {y}, "act", attrs({{"approximate", std::string("tanh")}})) : y);
+    b.group(gelu ? std::vector<std::string>{"gemm", "act"} : std::vector<std::string>{"gemm"}, 0, "cublaslt.matmul");
     auto prog = cuda::lowerPlan(b.g, rwtest::h200(), sm);
     EXPECT_TRUE(prog.isOk()) << prog.status().message();
     return prog.isOk() && prog->gemms.size() == 1 && prog->gemms[0].flipB;
   };
   EXPECT_FALSE(flipped(512, 90));
-  EXPECT_TRUE(flipped(367, 90));  // no 16-byte rows: the tile copies it K-major anyway
+  EXPECT_FALSE(flipped(512, 90, cuda::kWgmmaCols));
+  EXPECT_TRUE(flipped(367, 90));  // no 16-byte rows: the tile copies it K-major where it runs
   EXPECT_TRUE(flipped(512, 80));
+  EXPECT_TRUE(flipped(256, 90, 1));                        // a column: cuBLASLt's, and faster flipped
+  EXPECT_TRUE(flipped(512, 90, cuda::kWgmmaCols - 1));     // under one tile of columns
+  EXPECT_TRUE(flipped(512, 90, 256, /*gelu=*/true));       // an epilogue the tile has not
   ScopedEnv off("CAGR_GEMM_WGMMA", "0");
   EXPECT_TRUE(flipped(512, 90));
 }

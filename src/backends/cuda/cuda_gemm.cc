@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "backends/cuda/gemm_wgmma.h"
 #include "cagr/mir.h"
 
 namespace cagr::cuda {
@@ -240,9 +241,11 @@ StatusOr<LibraryGemm> planLibraryGemm(const Graph& g, const ValueUses& uses, con
   // the weight as the call's column-major A and 40.5 us transposed, 35.1 vs
   // 37.7 at 4096x400x352, 28.4 vs 30.4 at 4096x256x512 (bench/cuda/FINDINGS.md).
   // A Linear's [N, K] weight is read transposed, so it goes up as [K, N];
-  // not where the wgmma tile may read it in place (16-byte rows: cuda_gemm.h).
+  // not where the wgmma tile may read it in place (16-byte rows, a call the
+  // tile can run, at least one tile of columns: cuda_gemm.h).
   const std::vector<Dim>& bd = g.type(p.anchor.b).dims;
-  const bool inPlace = keepWeightKMajor && bd.size() == 2 && !isSymbolic(bd[1]) && bd[1] % 4 == 0;
+  const bool inPlace = keepWeightKMajor && bd.size() == 2 && !isSymbolic(bd[0]) && !isSymbolic(bd[1]) &&
+                       bd[1] % 4 == 0 && bd[0] >= kWgmmaCols && wgmmaPlanRejection(p).empty();
   if (!inPlace && p.math == Precision::kF32 && p.anchor.op == OpKind::kGemm && p.anchor.transB &&
       g.isConstant(p.anchor.b) && bd.size() == 2) {
     p.flipB = true;

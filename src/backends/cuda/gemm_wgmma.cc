@@ -198,14 +198,19 @@ extern "C" __global__ void cagr_wgmma_kmajor(const float* W, long long ldw, int 
 )CUDA";
 }
 
-std::string wgmmaGemmRejection(const LibraryGemm& p, const ColumnMajorGemm& c, bool constantB) {
+std::string wgmmaPlanRejection(const LibraryGemm& p) {
   if (p.library != GemmLibrary::kCublasLt) return "not a cuBLASLt call";
   if (p.math != Precision::kF32 || p.operands != Precision::kF32 || p.output != Precision::kF32) {
     return "not f32 math on f32 operands";
   }
-  if (c.batch != 1) return "a batch of products";
   if (p.alpha != 1.0f || p.addend != kNoValue) return "a scale or an addend";
   if (p.act != Activation::kNone && p.act != Activation::kRelu) return "an activation other than ReLU";
+  return "";
+}
+
+std::string wgmmaGemmRejection(const LibraryGemm& p, const ColumnMajorGemm& c, bool constantB) {
+  if (std::string why = wgmmaPlanRejection(p); !why.empty()) return why;
+  if (c.batch != 1) return "a batch of products";
   if (c.transB) return "its A is not row-major";
   if (!constantB) return "its B is not a constant";
   if (c.m > (int64_t{1} << 30) || c.k > (int64_t{1} << 30)) return "too large";

@@ -54,6 +54,12 @@ constexpr int kWgmmaRows = 128, kWgmmaCols = 64, kWgmmaThreads = 256;
 /// and W hi / lo (64 x 32) floats, plus 1 KB to align them to 1024 bytes.
 constexpr unsigned kWgmmaSharedBytes = 2 * (2 * 128 * 32 + 2 * 64 * 32) * 4 + 1024;
 
+/// Why the tile cannot run any call of `p` ("" when it may, depending on
+/// the call's shapes): f32 math, operands and output; alpha 1 and no addend;
+/// no activation but ReLU. The plan's test (planLibraryGemm) of whether a
+/// weight is worth keeping as the tile reads it.
+std::string wgmmaPlanRejection(const LibraryGemm& p);
+
 /// Why the tile cannot run library call `c` of `p` ("" when it can): f32
 /// math, operands and output; one product (no batch); alpha 1 and no addend;
 /// no activation but ReLU; the product's A (the call's B) row-major; the
