@@ -260,6 +260,9 @@ StatusOr<std::unique_ptr<PreparedGemm>> PreparedGemm::create(BlasContext& ctx, c
         g->wgmmaOffered_ = true;
         g->tuned_ = false;
       }
+      // The tile from the start: cuBLASLt never runs this call, so its
+      // algorithms are not timed and it gets no workspace (makeBatch).
+      if (g->useWgmma_) g->tuned_ = true;
     }
     return g;
   }

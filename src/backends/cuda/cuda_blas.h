@@ -167,7 +167,8 @@ class PreparedGemm {
   /// Workspace bytes the call needs: its cuBLASLt algorithm's; for cuBLAS
   /// (which cannot be asked) what cuBLASLt's choice for the same product needs.
   size_t workspaceBytes() const { return workspaceBytes_; }
-  /// The call's operands and `workspace` (workspaceBytes(), 256-aligned; unused when 0).
+  /// The call's operands and `workspace` (workspaceBytes(), 256-aligned; unused when 0;
+  /// nullptr where the wgmma tile runs the call from the start).
   Status bind(const GemmBuffers& buf, void* workspace);
   /// Enqueues the call on `stream`. A large cuBLASLt call in f32 math first
   /// enqueued outside a graph capture first times the heuristic's results

@@ -150,6 +150,7 @@ StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::makeBatch(const
                                                                            size_t cinChunk, bool cinSlices) {
   auto bt = std::make_unique<Batch>();
   bt->bindings = b;
+  bt->gemmWorkspaceLimit = gemmWorkspace;
   bt->cinWorkspaceLimit = cinWorkspace;
   bt->cinChunkBudget = cinChunk;
   const char* slice = std::getenv("CAGR_CIN_SLICE");
@@ -157,10 +158,12 @@ StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::makeBatch(const
   CAGR_ASSIGN_OR_RETURN(bt->plan, arenaShapes(g_, prog_, b));
   CAGR_RETURN_IF_ERROR(chooseGemms(*bt, gemmWorkspace));
   // Each library call's workspace is scratch of its step in the arena: it
-  // shares bytes with buffers and calls it cannot overlap in time.
-  std::vector<size_t> workspace(prog_.steps.size(), 0);
+  // shares bytes with buffers and calls it cannot overlap in time. A call
+  // the wgmma tile runs (already chosen for its shape) needs none.
+  std::vector<size_t>& workspace = bt->gemmWorkspace;
+  workspace.assign(prog_.steps.size(), 0);
   for (size_t s = 0; s < workspace.size(); ++s) {
-    if (bt->gemm[s]) workspace[s] = bt->gemm[s]->workspaceBytes();
+    if (bt->gemm[s] && !bt->gemm[s]->runsWgmma()) workspace[s] = bt->gemm[s]->workspaceBytes();
   }
   ArenaPlan bare = bt->plan;
   placeArena(g_, prog_, {}, bare);
@@ -235,8 +238,7 @@ Status CudaExecutable::prepareSteps(Batch& bt) {
         (p.addend != kNoValue && buf.addend == nullptr)) {
       return internalError(stepWhere(s) + ": an operand has no device buffer");
     }
-    void* ws =
-        bt.gemm[s]->workspaceBytes() > 0 ? static_cast<std::byte*>(bt.arena.get()) + bt.plan.stepOffset.at(s) : nullptr;
+    void* ws = bt.gemmWorkspace[s] > 0 ? static_cast<std::byte*>(bt.arena.get()) + bt.plan.stepOffset.at(s) : nullptr;
     CAGR_RETURN_IF_ERROR(bt.gemm[s]->bind(buf, ws));
   }
   CAGR_RETURN_IF_ERROR(allocateCinScratch(bt));

@@ -16,6 +16,7 @@ struct CudaExecutable::Batch {
   SymbolBindings bindings;
   ArenaPlan plan;                                   // library workspaces placed in it as step scratch
   DevicePtr arena;                                  // plan.size bytes
+  size_t gemmWorkspaceLimit = 0;                    // the most workspace one library call may ask for
   size_t cinWorkspaceLimit = 0;                     // the most workspace one CIN GEMM may ask for
   size_t cinChunkBudget = 0;                        // the most Z and Y bytes of one CIN chunk (0: the default)
   bool cinSlices = false;                           // CIN GEMMs in K slices where they have them
@@ -25,6 +26,7 @@ struct CudaExecutable::Batch {
   PinnedPtr staging;                                // inputs, then outputs
   std::vector<size_t> inOffset, outOffset;          // per graph input / output, in staging
   std::vector<std::unique_ptr<PreparedGemm>> gemm;  // per step: the library call (library steps)
+  std::vector<size_t> gemmWorkspace;                // per step: its call's workspace in the arena (none for the tile)
   std::vector<Launch> launch;                       // per step: grid, block, shared memory (generated steps)
   std::vector<std::vector<void*>> pointerArgs;      // per step: its buffers' device pointers
   std::vector<std::vector<long long>> extentArgs;   // per step: its extents
@@ -41,9 +43,15 @@ struct CudaExecutable::Batch {
 
   /// The most workspace any one library call / CIN GEMM was given.
   size_t largestGemmWorkspace() const {
-    size_t most = 0;
-    for (const auto& g : gemm) most = std::max(most, g ? g->workspaceBytes() : 0);
-    return most;
+    return gemmWorkspace.empty() ? 0 : *std::max_element(gemmWorkspace.begin(), gemmWorkspace.end());
+  }
+  /// Whether the arena holds workspace for a call the wgmma tile runs
+  /// (chosen on the first run, after the arena was placed).
+  bool holdsUnusedWorkspace() const {
+    for (size_t s = 0; s < gemm.size(); ++s) {
+      if (gemm[s] && gemm[s]->runsWgmma() && gemmWorkspace[s] > 0) return true;
+    }
+    return false;
   }
   size_t largestCinWorkspace() const {
     size_t most = 0;
