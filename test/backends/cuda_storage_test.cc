@@ -7,7 +7,7 @@
 // output too, halved arena bytes, the lookup kernel's bf16 stores through
 // NVRTC); the zoo's bf16 plans. With a GPU: the run against the reference
 // executor with those biases rounded, and within the plan's bf16 bound of
-// the one without (skips without a GPU).
+// the one without; bf16 tables pooled into f32 columns (skips without a GPU).
 #include <gtest/gtest.h>
 
 #ifdef CAGR_HAVE_CUDA
@@ -287,6 +287,43 @@ TEST(CudaReducedActivationsGpu, Bf16StoredPlanMatchesTheReference) {
         cmp = compareTensors((*got)[0], (*plain)[0], 5e-2, 5e-2);
         EXPECT_TRUE(cmp.close) << "pooling " << pooling << " batch " << batch << ": " << cmp.message;
       }
+    }
+  }
+}
+
+// Four 16-wide bf16 tables pooled into f32 columns (the lookup's output a
+// graph output, so f32): the kernel's two float4 stores per 8 columns
+// (codegen_embedding.cc) write what the reference reads, bags of one and two
+// ids, full and partial blocks of rows.
+TEST(CudaReducedActivationsGpu, Bf16TablesIntoF32ColumnsMatchTheReference) {
+  std::string why;
+  auto backend = cudatest::gpuOrSkip(why);
+  for (int64_t pooling : {1, 2}) {
+    Builder b;
+    std::vector<Dim> dims{kBatch, 4};
+    if (pooling > 1) dims.push_back(pooling);
+    ValueId x = b.input("ids", DType::kI64, dims);
+    std::vector<ValueId> in;
+    for (int i = 0; i < 4; ++i) in.push_back(b.table("t" + std::to_string(i), 50, 16, 60 + i, Precision::kBF16));
+    in.push_back(x);
+    b.g.addOutput(b.op(OpKind::kEmbeddingBags, in, "tbe",
+                       attrs({{"num_tables", int64_t{4}}, {"mode", std::string("sum")}})));
+    auto prog = cuda::lowerPlan(b.g, h200());
+    ASSERT_TRUE(prog.isOk()) << prog.status().message();
+    EXPECT_NE(prog->moduleSource.find("v[1] = make_float4(a[4], a[5], a[6], a[7])"), std::string::npos);
+    if (!backend) GTEST_SKIP() << why;
+    auto exe = backend->compile(b.g);
+    ASSERT_TRUE(exe.isOk()) << exe.status().message();
+    for (int64_t batch : {77, 4096}) {
+      std::vector<int64_t> ids{batch, 4};
+      if (pooling > 1) ids.push_back(pooling);
+      rectest::Inputs inputs{{"ids", rectest::randomIds(ids, 50, 7)}};
+      auto got = (*exe)->run(inputs);
+      ASSERT_TRUE(got.isOk()) << got.status().message();
+      auto want = runReference(b.g, inputs);
+      ASSERT_TRUE(want.isOk()) << want.status().message();
+      auto cmp = compareTensors((*got)[0], (*want)[0], 1e-6, 1e-6);
+      EXPECT_TRUE(cmp.close) << "pooling " << pooling << " batch " << batch << ": " << cmp.message;
     }
   }
 }
