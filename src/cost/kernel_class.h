@@ -65,11 +65,25 @@ double misalignmentPenalty(const HardwareProfile& hw, const std::string& precisi
 /// GEMM shape class from M, N, K: gemm.tiny / small / medium / large / skinny.
 std::string gemmShapeClass(double m, double n, double k);
 
+/// Profile shape class of f32 cuBLASLt layers over a weight as CAGR's CUDA
+/// backend runs them (backend probes, hw/cuda_probes.cc): a call of >= 1e8
+/// FLOPs has its algorithm tuned on its first run and, on sm_90, also runs
+/// on CAGR's own wgmma tile where that is faster (backends/cuda/cuda_blas.h).
+/// Its curve is of those tuned calls, so it prices only calls within its
+/// measured FLOP range (effectiveRates).
+inline constexpr const char* kTunedGemmClass = "gemm.tuned";
+
 /// Rates for (kernel, class): the profile's entry when it has one, else a
 /// fraction of peak / bandwidth from the platform traits. For a GEMM class
 /// whose entry carries a rate curve and a call of `flopsPerCall` > 0 FLOPs,
 /// the FLOP rate is read off the curve (KernelEfficiency::rateAt) instead of
-/// the class-wide flops_per_s.
+/// the class-wide flops_per_s. A cublaslt.matmul call of class gemm.small /
+/// medium / large at or above the smallest call of the profile's
+/// ("cublaslt.matmul", kTunedGemmClass) curve takes the faster of the two
+/// rates: the backend runs it tuned (and on sm_90 maybe on its wgmma tile).
+/// That curve is of layers over a constant weight; a product of two
+/// activations that large in f32 is priced by it too (none in the zoo's
+/// plans: AutoInt's are batched, gemm.batched).
 Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, const std::string& shapeClass,
                           double flopsPerCall = 0);
 

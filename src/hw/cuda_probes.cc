@@ -96,19 +96,23 @@ CudaProbeSpec cinLayer(const std::string& kernel, const std::string& math, int64
 }
 
 /// A Gemm layer: [N,k] activations by a constant [k,n] weight plus a [n]
-/// bias, on `kernel` (the node's cagr.kernel decision), filed as `cls`.
+/// bias, on `kernel` (the node's cagr.kernel decision), filed as `cls`;
+/// `linear`: the weight [n,k] read transposed (transB), as a PyTorch Linear
+/// exports it.
 CudaProbeSpec gemmLayer(const std::string& kernel, const std::string& cls, int64_t k, int64_t n,
-                        std::vector<int64_t> rows) {
+                        std::vector<int64_t> rows, bool linear = false) {
   CudaProbeSpec s;
   s.kernel = kernel;
   s.shapeClass = cls;
   s.inputs = {Input{{k}}};
   s.outType = tensorType({n});
-  s.body = constantLine("%w", {k, n}, 0.01) + constantLine("%b", {n}, 0.01) +
-           opLine("%out", "gemm", "%arg0, %w, %b", "cagr.kernel = \"" + kernel + "\"",
-                  tensorType({k}) + ", " + fixedType({k, n}) + ", " + fixedType({n}), s.outType);
-  s.label = fmt("%s gemm [N,%lld] x [%lld,%lld] + bias", kernel.c_str(), static_cast<long long>(k),
-                static_cast<long long>(k), static_cast<long long>(n));
+  const std::vector<int64_t> w = linear ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+  s.body = constantLine("%w", w, 0.01) + constantLine("%b", {n}, 0.01) +
+           opLine("%out", "gemm", "%arg0, %w, %b",
+                  std::string(linear ? "transB = 1 : i64, " : "") + "cagr.kernel = \"" + kernel + "\"",
+                  tensorType({k}) + ", " + fixedType(w) + ", " + fixedType({n}), s.outType);
+  s.label = fmt("%s gemm [N,%lld] x [%lld,%lld]%s + bias", kernel.c_str(), static_cast<long long>(k),
+                static_cast<long long>(w[0]), static_cast<long long>(w[1]), linear ? "^T" : "");
   s.rows = std::move(rows);
   return s;
 }
@@ -235,6 +239,15 @@ std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
   out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.narrow", 256, 64, batches));
   out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.tiles", 512, 256, batches));
   out.push_back(gemmLayer("nvrtc.gemm_small", "gemm.skinny", 256, 1, batches));
+  // f32 cuBLASLt layers over a Linear's weight as the backend runs them
+  // (kTunedGemmClass: tuned on the first run; on sm_90 maybe on its wgmma
+  // tile): DLRM's, DCN-v2's and a 1024-wide layer, each call >= 2.7e8 FLOPs;
+  // a 4-row call of a small layer is the entry's overhead (dispatch).
+  const std::vector<int64_t> tunedRows = pick(quick, {1024, 4096, 16384}, {4096});
+  out.push_back(gemmLayer("cublaslt.matmul", kTunedGemmClass, 256, 64, {4}, true));
+  for (auto [k, n] : {std::pair<int64_t, int64_t>{512, 256}, {367, 512}, {429, 429}, {400, 400}, {1024, 1024}}) {
+    out.push_back(gemmLayer("cublaslt.matmul", kTunedGemmClass, k, n, tunedRows, true));
+  }
   // Table-batched one-hot lookups (DCN-v2 / DLRM's 26 tables, Wide&Deep's
   // 52 lookups into 26): their own curve, not the one-table probe's.
   // (N = 4: the smallest call, whose time is the entry's overhead.)
@@ -463,7 +476,7 @@ StatusOr<HardwareProfile> mergeCudaProbes(HardwareProfile p, const CudaProbes& p
                  f.chainKernels));
   p.provenance = "measured";
   p.notes += fmt("%sbackend probes (cagr profile --target cuda, measured on %s): %zu entries of CAGR's own CUDA "
-                 "kernels (nvrtc.*) and the CUDA-graph per-kernel floor %.2f us (%.2f us with programmatic "
+                 "kernels (nvrtc.*, and cuBLASLt layers as the backend tunes them) and the CUDA-graph per-kernel floor %.2f us (%.2f us with programmatic "
                  "launches; single step %.2f us)",
                  p.notes.empty() ? "" : "; ", probes.device.c_str(), byEntry.size(), f.graphPerKernelS * 1e6,
                  (f.graphPerKernelPdlS > 0 ? f.graphPerKernelPdlS : f.graphPerKernelS) * 1e6, f.singleStepS * 1e6);

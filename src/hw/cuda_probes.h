@@ -5,8 +5,10 @@
 // elementwise, reduction, movement, embedding-bag (one-hot and multi-hot,
 // cached and large tables; table-batched over 26 / 52 tables), CSR SpMM
 // (uniform and skewed rows), interaction, FM and CIN kernels (xDeepFM's layer
-// sizes on nvrtc.cin and cublaslt.cin, fp32 / tf32 / bf16 math) — instead of
-// cuBLAS curves or the profiler's streaming loops; and a
+// sizes on nvrtc.cin and cublaslt.cin, fp32 / tf32 / bf16 math), and f32
+// cuBLASLt layers over a Linear's weight as the backend runs them (tuned on
+// the first run; on sm_90 maybe on its wgmma tile: kTunedGemmClass) —
+// instead of cuBLAS curves or the profiler's streaming loops; and a
 // chain of tiny kernels replayed as one CUDA graph gives the per-kernel floor
 // inside a replay, next to the floor of one step issued alone.
 #pragma once

@@ -4,7 +4,8 @@
 // chosen kernel with its own entry is priced by it, lookups and elementwise
 // nodes by their nvrtc.* entries, and a measured CUDA-graph per-kernel floor
 // replaces each kernel's launch overhead; profiles without these entries
-// price exactly as before. All modelled.
+// price exactly as before; an f32 cuBLASLt layer within the range of the
+// backend-probed tuned-layer curve takes it where faster. All modelled.
 #include <gtest/gtest.h>
 
 #include "cagr/cost.h"
@@ -185,6 +186,40 @@ TEST(CudaProbePricing, AProbedKernelsShortestRunReplacesASmallerGraphFloor) {
   EXPECT_DOUBLE_EQ(singleStepFloor(hw), 4e-6);
   EXPECT_NEAR(probedMinimumRun(hw, "nvrtc.embedding", "gather.cached"), 4e-6, 1e-15);
   EXPECT_STREQ(hw::kSingleStepClass, kSingleStepFloorClass);
+}
+
+// An f32 cuBLASLt layer over a weight (DLRM's 512 -> 256): where the profile
+// has the backend-probed curve of such layers as the backend runs them
+// (kTunedGemmClass: tuned, on sm_90 maybe on the wgmma tile), a call within
+// that curve's range is priced at the faster of it and the library's class
+// rate; below its range, with a slower curve, or on another kernel, as before.
+TEST(CudaProbePricing, TunedLayersTakeTheBackendsOwnCurveWithinItsRange) {
+  const hw::CudaProbeSpec& spec = specFor("cublaslt.matmul", kTunedGemmClass, 1);
+  EXPECT_NE(spec.label.find("[N,512] x [256,512]^T"), std::string::npos) << spec.label;
+  Graph g = parsed(spec);
+  // A cagr-profile-cuda profile (cuBLASLt's class curves), as the probes are merged into.
+  auto base = loadProfile(std::string(CAGR_SOURCE_DIR) + "/bench/results/hw/h200-measured.json");
+  ASSERT_TRUE(base.isOk()) << base.status().message();
+  auto with = [&](double rate) {
+    HardwareProfile hw = *base;
+    hw.efficiencies.push_back(entry("cublaslt.matmul", kTunedGemmClass, 5e-6, {{2.7e8, rate}, {1e10, rate}}));
+    return hw;
+  };
+  const KernelEstimate before = only(priced(*base, g, 4096)), fast = only(priced(with(1e15), g, 4096));
+  EXPECT_EQ(before.kernel, "cublaslt.matmul");
+  EXPECT_EQ(fast.shapeClass, before.shapeClass);  // the class stays the library's: only the rate moves
+  EXPECT_GT(before.computeS, 0);
+  EXPECT_NEAR(fast.computeS, flopsAt(g, 4096) / 1e15, 0.01 * flopsAt(g, 4096) / 1e15);
+  EXPECT_DOUBLE_EQ(fast.launchS, before.launchS);  // the library's overhead, not the probe's dispatch floor
+  EXPECT_DOUBLE_EQ(only(priced(with(1e9), g, 4096)).computeS, before.computeS);  // slower: the class rate stays
+  // 64 rows: 1.7e7 FLOPs, under the curve's first call (not tuned by the backend).
+  EXPECT_DOUBLE_EQ(only(priced(with(1e15), g, 64)).computeS, only(priced(*base, g, 64)).computeS);
+  // Another kernel of the same class is not the backend's tuned call.
+  HardwareProfile hw = with(1e15);
+  EXPECT_EQ(effectiveRates(hw, "cublas.sgemm", "gemm.medium", 1e9).flopsPerS,
+            effectiveRates(*base, "cublas.sgemm", "gemm.medium", 1e9).flopsPerS);
+  EXPECT_EQ(effectiveRates(hw, "cublaslt.matmul", "gemm.skinny", 1e9).flopsPerS,
+            effectiveRates(*base, "cublaslt.matmul", "gemm.skinny", 1e9).flopsPerS);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // fails cleanly, as does `cagr profile --target cuda`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -15,6 +16,7 @@
 #include "cagr/backend.h"
 #include "cagr/mir.h"
 #include "cagr/text.h"
+#include "cost/kernel_class.h"
 #include "hw/cuda_probes.h"
 
 #ifdef CAGR_HAVE_CUDA
@@ -44,6 +46,26 @@ TEST(CudaProbes, EveryProbePlanParsesAndCoversTheGeneratedKernels) {
     EXPECT_TRUE(kernels.count(k)) << k;
   }
   EXPECT_LT(hw::cudaProbeSpecs(true).front().rows.size(), specs.front().rows.size());
+  // The tuned f32 cuBLASLt layers (kTunedGemmClass): one small call, the
+  // entry's overhead, and every other call at or above the backend's tuning
+  // threshold (1e8 FLOPs), so the curve the cost model reads starts there.
+  std::vector<double> tuned;
+  for (const hw::CudaProbeSpec& s : specs) {
+    if (s.shapeClass != kTunedGemmClass) continue;
+    EXPECT_EQ(s.kernel, "cublaslt.matmul") << s.label;
+    auto g = parseGraph(s.text(), s.label);
+    ASSERT_TRUE(g.isOk());
+    const Node& gemm = g->node(static_cast<NodeId>(g->nodes().size() - 1));
+    ASSERT_EQ(gemm.op, OpKind::kGemm) << s.label;
+    EXPECT_EQ(gemm.attrs.getInt("transB", 0), 1) << s.label << ": a Linear's [N, K] weight";
+    const auto k = static_cast<double>(g->type(gemm.inputs[0]).dims.back());
+    const auto n = static_cast<double>(g->type(gemm.outputs[0]).dims.back());
+    for (int64_t r : s.rows) tuned.push_back(2 * static_cast<double>(r) * k * n);
+  }
+  std::sort(tuned.begin(), tuned.end());
+  ASSERT_GE(tuned.size(), 4u);
+  EXPECT_LT(tuned[0], 1e6);
+  EXPECT_GE(tuned[1], 1e8);
   auto chain = parseGraph(hw::launchChainSpec(16).text(), "chain");
   ASSERT_TRUE(chain.isOk()) << chain.status().message();
   EXPECT_EQ(chain->nodes().size(), 16u);
@@ -63,6 +85,11 @@ TEST(CudaProbes, ProbePlansLowerAndCompileWithNvrtc) {
     auto p = cuda::lowerPlan(*g, t);
     ASSERT_TRUE(p.isOk()) << s.label << ": " << p.status().message();
     ASSERT_FALSE(p->steps.empty()) << s.label;
+    if (s.shapeClass == kTunedGemmClass) {  // one library call; on sm_90 the weight kept [N][K] for the wgmma tile
+      ASSERT_EQ(p->gemms.size(), 1u) << s.label;
+      const bool inPlace = s.label.find("[N,367]") == std::string::npos && s.label.find("[N,429]") == std::string::npos;
+      EXPECT_EQ(p->gemms[0].flipB, !inPlace) << s.label;
+    }
     if (p->moduleSource.empty()) continue;
     cuda::NvrtcOptions o;
     o.arch = "sm_90a";
