@@ -292,9 +292,10 @@ TEST(CudaReducedActivationsGpu, Bf16StoredPlanMatchesTheReference) {
 }
 
 // Four 16-wide bf16 tables pooled into f32 columns (the lookup's output a
-// graph output, so f32): the kernel's two float4 stores per 8 columns
-// (codegen_embedding.cc) write what the reference reads, bags of one and two
-// ids, full and partial blocks of rows.
+// graph output, so f32; DCN-v2's tables in its bf16 plans): the kernel
+// stores two float4s per 8 columns (codegen_embedding.cc), not eight floats;
+// with a GPU, what they write is what the reference reads, bags of one and
+// two ids, full and partial blocks of rows.
 TEST(CudaReducedActivationsGpu, Bf16TablesIntoF32ColumnsMatchTheReference) {
   std::string why;
   auto backend = cudatest::gpuOrSkip(why);
@@ -311,6 +312,11 @@ TEST(CudaReducedActivationsGpu, Bf16TablesIntoF32ColumnsMatchTheReference) {
     auto prog = cuda::lowerPlan(b.g, h200());
     ASSERT_TRUE(prog.isOk()) << prog.status().message();
     EXPECT_NE(prog->moduleSource.find("v[1] = make_float4(a[4], a[5], a[6], a[7])"), std::string::npos);
+    cuda::NvrtcOptions o;
+    o.arch = "sm_90a";
+    o.useCache = false;
+    auto m = cuda::compileModule(prog->moduleSource, o);  // NVRTC: no GPU needed
+    ASSERT_TRUE(m.isOk()) << m.status().message();
     if (!backend) GTEST_SKIP() << why;
     auto exe = backend->compile(b.g);
     ASSERT_TRUE(exe.isOk()) << exe.status().message();
