@@ -445,16 +445,18 @@ Efficiency effectiveRates(const HardwareProfile& hw, const std::string& kernel, 
     }
     e.measured = k->samples > 0;
   }
-  const KernelEfficiency* tuned = kernel == "cublaslt.matmul" && (shapeClass == "gemm.small" ||
-                                                                  shapeClass == "gemm.medium" ||
-                                                                  shapeClass == "gemm.large")
-                                      ? hw.efficiency(kernel, kTunedGemmClass)
-                                      : nullptr;
+  // A large f32 cuBLASLt call as the backend runs it (kernel_class.h kTunedGemmClass).
+  const bool sizeClass = shapeClass == "gemm.small" || shapeClass == "gemm.medium" || shapeClass == "gemm.large";
+  const KernelEfficiency* tuned = kernel == "cublaslt.matmul" && sizeClass ? hw.efficiency(kernel, kTunedGemmClass)
+                                                                           : nullptr;
   if (tuned != nullptr && tuned->shapeClass == kTunedGemmClass && !tuned->curve.empty() &&
-      flopsPerCall >= tuned->curve.front().flops && tuned->rateAt(flopsPerCall) > e.flopsPerS) {
-    e.flopsPerS = tuned->rateAt(flopsPerCall);
-    e.bytesPerS = std::max(e.bytesPerS, bw);
-    e.measured = tuned->samples > 0;
+      flopsPerCall >= tuned->curve.front().flops) {
+    const double rate = tuned->rateAt(flopsPerCall);
+    if (rate > e.flopsPerS) {
+      e.flopsPerS = rate;
+      e.bytesPerS = std::max(e.bytesPerS, bw);
+      e.measured = tuned->samples > 0;
+    }
   }
   return e;
 }

@@ -476,8 +476,8 @@ StatusOr<HardwareProfile> mergeCudaProbes(HardwareProfile p, const CudaProbes& p
                  f.chainKernels));
   p.provenance = "measured";
   p.notes += fmt("%sbackend probes (cagr profile --target cuda, measured on %s): %zu entries of CAGR's own CUDA "
-                 "kernels (nvrtc.*, and cuBLASLt layers as the backend tunes them) and the CUDA-graph per-kernel floor %.2f us (%.2f us with programmatic "
-                 "launches; single step %.2f us)",
+                 "kernels (nvrtc.*, and cuBLASLt layers as the backend tunes them) and the CUDA-graph per-kernel "
+                 "floor %.2f us (%.2f us with programmatic launches; single step %.2f us)",
                  p.notes.empty() ? "" : "; ", probes.device.c_str(), byEntry.size(), f.graphPerKernelS * 1e6,
                  (f.graphPerKernelPdlS > 0 ? f.graphPerKernelPdlS : f.graphPerKernelS) * 1e6, f.singleStepS * 1e6);
   return p;
