@@ -299,9 +299,12 @@ struct Compiled {
   std::unique_ptr<Executable> exe;
 };
 
-StatusOr<Compiled> compileSpec(ExecutionBackend& backend, const CudaProbeSpec& s) {
+// `batch` > 0: the plan is marked as priced at that batch (Graph::meta), as
+// an optimized plan is, so the backend picks the kernel variant such a plan gets.
+StatusOr<Compiled> compileSpec(ExecutionBackend& backend, const CudaProbeSpec& s, int64_t batch = 0) {
   Compiled c;
   CAGR_ASSIGN_OR_RETURN(c.plan, parseGraph(s.text(), "cuda probe " + s.label));
+  if (batch > 0) c.plan.mutableMeta().set("batch", batch);
   CAGR_ASSIGN_OR_RETURN(c.exe, backend.compile(c.plan));
   return c;
 }
@@ -318,8 +321,14 @@ StatusOr<std::vector<KernelTiming>> timeSteps(Executable& exe, const CudaProbeSp
 }
 
 Status runSpec(ExecutionBackend& backend, const CudaProbeSpec& s, double seconds, CudaProbes& out) {
-  CAGR_ASSIGN_OR_RETURN(Compiled c, compileSpec(backend, s));
+  // A CIN layer's generated kernel depends on the batch its plan was priced
+  // at (codegen_cin.cc: cagr_cin_wg_step or cagr_cin_x3_step): compiled per row count.
+  const bool perBatch = s.shapeClass == "gemm.cin";
+  CAGR_ASSIGN_OR_RETURN(Compiled c, compileSpec(backend, s, perBatch ? s.rows.front() : 0));
   for (int64_t n : s.rows) {
+    if (perBatch && n != s.rows.front()) {
+      CAGR_ASSIGN_OR_RETURN(c, compileSpec(backend, s, n));
+    }
     int repeats = 0;
     CAGR_ASSIGN_OR_RETURN(auto steps, timeSteps(*c.exe, s, n, seconds, repeats));
     if (steps.empty()) return internalError("cuda probe " + s.label + ": the backend timed no step");

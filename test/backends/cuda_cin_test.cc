@@ -24,6 +24,7 @@
 #include "backends/cin_pool_util.h"
 #include "backends/cpu_test_util.h"
 #include "backends/cuda_test_util.h"
+#include "backends/cuda/cuda_device.h"
 #include "cagr/backend.h"
 #include "cagr/reference.h"
 
@@ -172,7 +173,11 @@ TEST(CudaCinGpu, FusedReluMatchesTheReferenceOnEitherKernel) {
 // one term (", mma]"), to tf32's bound; both also with one h slice per
 // barrier (CAGR_CIN_X3_HSTEP=1), one m16 column tile per warp
 // (CAGR_CIN_X3_MT=1), and eight or two warps along O (CAGR_CIN_X3_WO: at O
-// = 72 warps of 2, 1 and no n8 tiles, or of 5 and 4).
+// = 72 warps of 2, 1 and no n8 tiles, or of 5 and 4). On sm_90 the same
+// layers also on cagr_cin_wg_step (warpgroup MMAs, ", 3xtf32 wgmma]" /
+// ", wgmma]"; CAGR_CUDA_CIN_WG=0 keeps the others' cases on
+// cagr_cin_x3_step), in clusters of 2 (the default at batch 301), unsplit
+// and in clusters of 4 (CAGR_CIN_WG_SPLIT).
 TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
   std::string why;
   auto backend = gpuOrSkip(why);
@@ -193,10 +198,18 @@ TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
         Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "HSTEP=1"},
         Case{Precision::kTF32, "", "", ", mma]", 1e-2, "HSTEP=1"},
         Case{Precision::kTF32, "", "", ", mma]", 1e-2, "WO=8"},
-        Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "WO=2"}}) {
+        Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "WO=2"},
+        Case{Precision::kF32, "", "", ", 3xtf32 wgmma]", 1e-4, "WG"},
+        Case{Precision::kTF32, "", "", ", wgmma]", 1e-2, "WG"},
+        Case{Precision::kF32, "", "", ", 3xtf32 wgmma]", 1e-4, "WG_SPLIT=1"},
+        Case{Precision::kTF32, "", "", ", wgmma]", 1e-2, "WG_SPLIT=4"}}) {
+    const bool wg = std::string(c.knob).rfind("WG", 0) == 0;
+    if (wg && cuda::deviceInfo().major * 10 + cuda::deviceInfo().minor != 90) continue;  // sm_90a only
+    setEnv("CAGR_CUDA_CIN_WG", wg ? "" : "0");
     setEnv("CAGR_CUDA_CIN_F32", c.f32);
     setEnv("CAGR_CIN_X3_SPLIT", c.split);
-    const std::string knob = c.knob, knobName = "CAGR_CIN_X3_" + knob.substr(0, knob.find('='));
+    const std::string knob = std::string(c.knob) == "WG" ? "" : c.knob;
+    const std::string knobName = "CAGR_CIN_" + std::string(wg ? "" : "X3_") + knob.substr(0, knob.find('='));
     if (!knob.empty()) setEnv(knobName.c_str(), knob.substr(knob.find('=') + 1).c_str());
     const std::string tag = c.tag, mode = precisionName(c.math);
     checkAgainstReference(*backend, twoCinLayers(c.math, "nvrtc.cin", true, 64, 72), c.bound,
@@ -216,6 +229,7 @@ TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
   }
   unsetenv("CAGR_CUDA_CIN_F32");
   unsetenv("CAGR_CIN_X3_SPLIT");
+  unsetenv("CAGR_CUDA_CIN_WG");
 }
 
 // The pooled tail (xDeepFM's sum over D fused into each CIN layer's kernel,

@@ -84,8 +84,9 @@ std::vector<int64_t> extentsAt(const Graph& g, const cuda::GeneratedKernel& k, i
 
 // Launch sanity of every kernel at several batch sizes: a valid grid that
 // never shrinks as the batch grows, blocks of whole warps (or the CIN's
-// thread tile), dynamic shared memory within 96 KiB (above the default
-// 48 KiB the executable opts in; sm_80 and later allow it).
+// thread tile), dynamic shared memory within 227 KiB (above the default
+// 48 KiB the executable opts in; an sm_90 block may take 227 KiB, only
+// sm_90 kernels take over 96).
 void checkLaunches(const Graph& g, const std::vector<cuda::GeneratedKernel>& kernels) {
   for (const auto& k : kernels) {
     unsigned last = 0;
@@ -94,7 +95,7 @@ void checkLaunches(const Graph& g, const std::vector<cuda::GeneratedKernel>& ker
       EXPECT_GE(l.grid[0], std::max(last, 1u)) << k.name << " at batch " << n;
       EXPECT_GE(l.block[0], 32u) << k.name;
       EXPECT_LE(l.block[0], 1024u) << k.name;
-      EXPECT_LE(l.sharedBytes, 96u * 1024) << k.name;
+      EXPECT_LE(l.sharedBytes, 227u * 1024) << k.name;
       last = l.grid[0];
     }
   }

@@ -76,6 +76,14 @@ struct GeneratedKernel {
   int numOutputs = 0;            // the last numOutputs params are written
   std::vector<ValueId> transposed;  // constants read as the transpose of their 2-D [R, C]: [C, R], f32 as stored
   std::vector<ValueId> tf32;        // of those, the ones read rounded to TF32 (WeightFormat::tf32)
+  // CIN weights [O, H*M] read K-major per h (WeightFormat::group): value, M,
+  // row pitch, and whether as hi / lo planes (WeightFormat::split).
+  struct Grouped {
+    ValueId value = kNoValue;
+    int64_t group = 0, pitch = 0;
+    bool split = false;
+  };
+  std::vector<Grouped> grouped;
   std::vector<ExtentRef> extents;  // then one `long long` per entry
   std::function<Launch(const std::vector<int64_t>& extents)> launch;
   std::string name;              // for kernelReport: "nvrtc.embedding[26 tables]"
@@ -101,6 +109,10 @@ struct CodegenRequest {
   // it launch early (cuda_program.cc launchWaitersEarly): an interaction /
   // FM kernel then does its lookups before it waits (codegen_rec.cc).
   bool afterGenerated = false;
+  // The batch the plan was priced at (Graph::meta "batch"; 0: unknown): a
+  // generator may pick the variant of a kernel that is faster there (any
+  // batch still runs).
+  int64_t batch = 0;
 };
 
 /// Appends the kernel for `r` to `moduleSource` (declarations it needs are

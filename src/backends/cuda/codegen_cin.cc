@@ -455,6 +455,19 @@ int64_t cinX3WarpsAlongO() {
   return v == "2" ? 2 : v == "8" ? 8 : 4;
 }
 
+// cagr_cin_wg_step: the shared memory one block may take (an sm_90 SM
+// has 227 KiB for one block).
+constexpr int64_t kCinWgSharedLimit = 227 * 1024;
+// Launches of cagr_cin_wg_step with fewer blocks of columns than half the
+// SMs run as clusters of CAGR_CIN_WG_SPLIT (1, 2 or 4; default 2) blocks,
+// each a part of H. xDeepFM on one H100 (cagr bench, whole plan, ms): fp32
+// batch 256 (32 blocks) 0.676 unsplit, 0.386 in 2, 0.435 in 4 (0.373 on
+// cagr_cin_x3_step); batch 1024 (128 blocks) 0.726 unsplit, 0.796 in 2.
+int64_t cinWgSplit() {
+  const std::string v = envValue("CAGR_CIN_WG_SPLIT");
+  return v == "1" ? 1 : v == "4" ? 4 : 2;
+}
+
 // CAGR_CUDA_CIN_F32=ffma keeps f32 CIN layers on FFMA (every product exact
 // in f32) where the 3xTF32 tensor-core kernel would run.
 bool f32CinOnFfma() { return envValue("CAGR_CUDA_CIN_F32") == "ffma"; }
@@ -489,7 +502,7 @@ NodeId pooling(const CodegenRequest& r) {
 // The request without its pooled tail: the members before the ReduceSum,
 // the outputs but its own (the map stays one only where a later kernel reads it).
 CodegenRequest withoutPooling(const CodegenRequest& r, NodeId sum) {
-  CodegenRequest out{r.g, r.members, r.shape, r.kernel, {}, r.sm, r.sms};
+  CodegenRequest out{r.g, r.members, r.shape, r.kernel, {}, r.sm, r.sms, r.afterGenerated, r.batch};
   out.members.pop_back();
   for (ValueId v : r.outputs) {
     if (v != r.g.node(sum).outputs[0]) out.outputs.push_back(v);
@@ -552,12 +565,31 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   const int64_t x3Shared = std::max(x3Stages * x3HStep * mp * lda * 4, x3Exchange);
   const bool x3 = x3Math && r.sm >= 80 && M <= 48 && (sum < 0 || x3Columns % D == 0) &&
                   x3Shared + x3Pool <= kCinStepSharedLimit;
+  // sm_90a: those layers with M <= 32 on warpgroup MMAs (cagr_cin_wg_step,
+  // codegen_cin_wg.cc) unless CAGR_CUDA_CIN_WG=0; as many stages of W's
+  // planes as fit, 4 to 8 (or the cluster exchange), 128 columns a block.
+  const int64_t wgPlanes = P == 0 ? 2 : 1, wgPool = sum >= 0 ? O * (128 / D) * 4 : 0;
+  const int64_t wgStages = std::clamp<int64_t>((kCinWgSharedLimit - 1024 - wgPool) / (wgPlanes * O * 128), 4, 8);
+  const int64_t wgShared = std::max(wgStages * wgPlanes * O * 128, O * 512) + 1024;
+  // Not for a plan priced at a batch of fewer 128-column blocks than half
+  // the SMs (there cagr_cin_x3_step's smaller blocks fill more of them):
+  // xDeepFM on one H100 (cagr bench, ms, the same plans on either kernel,
+  // two rounds): batch 256 (32 blocks) fp32 0.373 / 0.373 on
+  // cagr_cin_x3_step against 0.385 / 0.386, tf32 0.233 / 0.235 against
+  // 0.252 / 0.252; batch 4096 fp32 4.550 / 4.551 against 2.751 / 2.750,
+  // tf32 2.383 / 2.384 against 1.931 / 1.943. CAGR_CUDA_CIN_WG=1 takes it
+  // at any batch, =0 never.
+  const std::string wgEnv = envValue("CAGR_CUDA_CIN_WG");
+  const bool wgBatch = wgEnv == "1" || r.batch <= 0 || r.batch * D / 128 >= r.sms / 2;
+  const bool wg = x3 && r.sm == 90 && mp <= 32 && wgEnv != "0" && wgBatch && (sum < 0 || 128 % D == 0) &&
+                  wgShared + wgPool <= kCinWgSharedLimit;
   const int64_t stepShared = (2 * M * O + 3 * M * 64) * 4;
   const int64_t poolShared = sum >= 0 ? O * (64 / D) * 4 : 0;
   const bool step = wide && !x3 && r.sm >= 80 && stepShared + poolShared <= kCinStepSharedLimit;  // cp.async
   KernelBuilder k(r, "cin", src);
   // W: the step kernels read it transposed; the one-term tf32 one also rounded.
-  const std::string wArg = x3 && P == 1 ? k.inTransposedTf32(n.inputs[2])
+  const std::string wArg = wg            ? k.inGrouped(n.inputs[2], M, mp, P == 0)
+                           : x3 && P == 1 ? k.inTransposedTf32(n.inputs[2])
                            : step || x3 ? k.inTransposed(n.inputs[2])
                                         : k.in(n.inputs[2]);
   std::string args = k.in(n.inputs[0]) + ", " + k.in(n.inputs[1]) + ", " + wArg + ", " +
@@ -570,7 +602,7 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   // The tile: BM rows of O by BN columns (b, d) per block, BN a multiple of D when pooling.
   int64_t bm = 0, bn = 0, mt = 0, nt = 0, fm = 0;
   if (step || x3) {
-    bm = O, bn = x3 ? x3Columns : 64;
+    bm = O, bn = wg ? 128 : x3 ? x3Columns : 64;
   } else if (P == 0) {
     mt = (O + 7) / 8 <= 32 ? (O + 7) / 8 : 16;
     nt = std::clamp<int64_t>(256 / mt, 1, 32);
@@ -612,6 +644,19 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   std::string name = "nvrtc.cin[" + std::to_string(O) + "x" + std::to_string(H) + "x" + std::to_string(M) + ", " +
                      precisionName(n.mir.math);
   const std::string suffix = tail.suffix(g) + (sum >= 0 ? "+sum" : "");
+  if (wg) {
+    k.body += "  cagr_cin_wg_step<" + shape + ", " + b + ", " + (P == 0 ? "3" : "1") + ", " +
+              std::to_string(wgStages) + ">(" + args + (sum >= 0 ? ", pool" : ", nullptr") + ");\n" + epilogue;
+    rule.threads = 256;
+    rule.sharedBytes = static_cast<unsigned>(wgShared);
+    rule.minBlocksPerSm = 1;
+    rule.splitY = static_cast<unsigned>(cinWgSplit());
+    rule.splitBelow = int64_t{r.sms} / 2;
+    CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
+    return k.finish(src, rule, name + (P == 0 ? ", 3xtf32 wgmma]" : ", wgmma]") + suffix,
+                    std::string(kCinCommon) + tf32x3Helpers() + cinWgSource() + cinWgMma(static_cast<int>(O)),
+                    "CAGR_CIN_WG_" + std::to_string(O));
+  }
   if (x3) {
     k.body += "  cagr_cin_x3_step<" + shape + ", " + std::to_string(x3Wo) + ", " + b + ", " + (P == 0 ? "3" : "1") +
               ", " + std::to_string(x3Stages) + ", " + std::to_string(x3HStep) + ", " + std::to_string(x3Mt) +

@@ -111,6 +111,12 @@ std::string KernelBuilder::inTransposedTf32(ValueId v) {
   return inTransposed(v);
 }
 
+std::string KernelBuilder::inGrouped(ValueId v, int64_t group, int64_t pitch, bool split) {
+  grouped_.push_back({v, group, pitch, split});
+  if (!split && std::find(tf32_.begin(), tf32_.end(), v) == tf32_.end()) tf32_.push_back(v);
+  return in(v);
+}
+
 std::string KernelBuilder::out(ValueId v) {
   if (std::find(writes_.begin(), writes_.end(), v) == writes_.end()) writes_.push_back(v);
   return "v" + std::to_string(v);
@@ -231,6 +237,7 @@ StatusOr<GeneratedKernel> KernelBuilder::finish(std::string& moduleSource, const
   k.waitsLate = waitsLate;
   k.transposed = transposed_;
   k.tf32 = tf32_;
+  k.grouped = grouped_;
   std::string sig;
   for (ValueId v : reads_) sig += "const " + storageType(g(), v) + "* __restrict__ v" + std::to_string(v) + ", ";
   for (ValueId v : writes_) sig += storageType(g(), v) + "* __restrict__ v" + std::to_string(v) + ", ";

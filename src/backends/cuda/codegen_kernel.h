@@ -67,6 +67,10 @@ class KernelBuilder {
   std::string inTransposed(ValueId v);
   /// As inTransposed, each value rounded to TF32 on upload (WeightFormat::tf32).
   std::string inTransposedTf32(ValueId v);
+  /// Registers CIN weight `v` ([O, H*M], f32) as read K-major per h
+  /// (GeneratedKernel::grouped: M = `group`, rows at `pitch`, hi / lo planes
+  /// when `split`, else rounded to TF32); returns its C name.
+  std::string inGrouped(ValueId v, int64_t group, int64_t pitch, bool split);
   std::string out(ValueId v);
   bool isMemberValue(ValueId v) const;  // produced by a member
   bool isOutput(ValueId v) const;       // one of the request's outputs
@@ -108,6 +112,7 @@ class KernelBuilder {
   std::string canonical(const std::string& code) const;
 
   std::vector<ValueId> reads_, writes_, transposed_, tf32_;
+  std::vector<GeneratedKernel::Grouped> grouped_;
   std::vector<std::pair<ValueId, int>> explicitExtents_;
   std::vector<char> memberValue_;
   std::vector<int> symbolsUsed_;
@@ -226,6 +231,11 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src)
 /// The 3xTF32 tensor-core f32 CIN kernel's source (codegen_cin_x3.cc); it
 /// needs tf32x3Helpers() before it.
 const char* cinX3Source();
+/// The wgmma CIN kernel's source (codegen_cin_wg.cc, sm_90a; needs
+/// kCinCommon's cagr_cp16 and tf32x3Helpers() before it) and its m64nOk8
+/// TF32 wgmma for one O, each guarded so a module may hold them twice.
+const char* cinWgSource();
+std::string cinWgMma(int O);
 /// cagr_split_tf32 / cagr_mma_tf32, guarded so a module may hold them twice,
 /// and the 3xTF32 GEMM tile (codegen_gemm_x3.cc).
 const char* tf32x3Helpers();

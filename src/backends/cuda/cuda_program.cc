@@ -163,6 +163,7 @@ class Lowering {
   Status addCinGemm(const std::vector<NodeId>& members, const GroupShape& shape) {
     if (p_.kernels.empty() && p_.moduleSource.empty()) p_.moduleSource = moduleHeader();
     CodegenRequest r{g_, members, shape, g_.node(shape.anchor).mir.kernel, groupOutputs(g_, uses_, members), sm_, sms_};
+    r.batch = g_.meta().getInt("batch");
     std::string src = p_.moduleSource;
     std::vector<GeneratedKernel> kernels;
     CAGR_ASSIGN_OR_RETURN(CinGemm c, gen::generateCinGemm(r, src, kernels));
@@ -193,6 +194,7 @@ class Lowering {
                       std::vector<ValueId> outputs, const std::string& note) {
     if (p_.kernels.empty() && p_.moduleSource.empty()) p_.moduleSource = moduleHeader();
     CodegenRequest r{g_, members, shape, k, std::move(outputs), sm_, sms_};
+    r.batch = g_.meta().getInt("batch");
     const int8_t stream = g_.node(members.front()).mir.stream;
     for (auto s = p_.steps.rbegin(); s != p_.steps.rend(); ++s) {
       if (g_.node(s->nodes.front()).mir.stream != stream) continue;
@@ -217,6 +219,12 @@ class Lowering {
       // A transposed constant takes the library's layout: [C, R] f32 as stored.
       const bool t = std::find(gk->transposed.begin(), gk->transposed.end(), v) != gk->transposed.end();
       const bool tf32 = std::find(gk->tf32.begin(), gk->tf32.end(), v) != gk->tf32.end();
+      auto grouped = std::find_if(gk->grouped.begin(), gk->grouped.end(), [&](const auto& c) { return c.value == v; });
+      if (grouped != gk->grouped.end()) {
+        s.constants.push_back({p_.root(v), true, grouped->pitch, false, Precision::kF32, tf32, grouped->group,
+                               grouped->split});
+        continue;
+      }
       s.constants.push_back({p_.root(v), t, 0, t, Precision::kF32, tf32});
     }
     p_.kernels.push_back(std::move(*gk));

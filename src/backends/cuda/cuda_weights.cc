@@ -63,7 +63,31 @@ Status writeLibrary(const Graph& g, const WeightFormat& f, std::byte* dst) {
       reinterpret_cast<uint16_t*>(dst)[at] = f.element == Precision::kBF16 ? floatToBf16(x) : floatToHalf(x);
     }
   };
-  if (f.transposed && t.shape().size() != 2) return invalidArgument("a transposed library weight that is not 2-D");
+  if ((f.transposed || f.group > 0) && t.shape().size() != 2) {
+    return invalidArgument("a transposed or grouped library weight that is not 2-D");
+  }
+  if (f.group > 0) {  // [planes][G][R][pitch]: hi, then lo = x - hi when split
+    if (cols % f.group != 0 || f.pitch < f.group) return invalidArgument("a grouped weight's columns do not split");
+    const int64_t groups = cols / f.group, plane = groups * rows * f.pitch;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        const int64_t at = (c / f.group * rows + r) * f.pitch + c % f.group;
+        float x = src[r * cols + c];
+        if (!f.split) {
+          put(at, x);
+          continue;
+        }
+        uint32_t bits = 0;
+        std::memcpy(&bits, &x, sizeof bits);
+        bits &= 0xffffe000u;
+        float hi = 0;
+        std::memcpy(&hi, &bits, sizeof bits);
+        put(at, hi);
+        put(plane + at, x - hi);
+      }
+    }
+    return Status::ok();
+  }
   const int64_t pitch = f.pitch > 0 ? f.pitch : f.transposed ? rows : cols;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) put(f.transposed ? c * pitch + r : r * pitch + c, src[r * cols + c]);
@@ -77,6 +101,9 @@ size_t weightBytes(const Graph& g, const WeightFormat& f) {
   const Tensor& t = *g.constant(f.value);
   auto [rows, cols] = rowsCols(t);
   const size_t element = f.element == Precision::kF32 ? 4 : 2;
+  if (f.library && f.group > 0) {
+    return static_cast<size_t>((f.split ? 2 : 1) * (cols / f.group) * rows * f.pitch) * element;
+  }
   if (f.library && f.transposed) return static_cast<size_t>(cols * (f.pitch > 0 ? f.pitch : rows)) * element;
   if (f.library) return static_cast<size_t>(rows * (f.pitch > 0 ? f.pitch : cols)) * element;
   if (!isFloatTable(g, f.value)) return t.byteSize();

@@ -1,0 +1,258 @@
+// nvrtc.cin's f32 and tf32 kernel on Hopper's warpgroup MMA (sm_90a only):
+// cagr_cin_wg_step. The same product as cagr_cin_x3_step (codegen_cin_x3.cc)
+// — per K step one row h of xk, A[(b,d), m] = xk[b,h,d] * x0[b,m,d] built
+// in registers, B = W's O x M slice of that h — but each warp's 25 n8 MMAs
+// per k8 (mma.sync, B fragments through registers) become one
+// wgmma.m64nOk8 per warpgroup with B read by the tensor cores straight from
+// shared memory, so no thread loads or splits a B fragment.
+//
+// B's layout: wgmma reads TF32 operands K-major only, so W goes up as
+// [PLANES][H][O][MP] (WeightFormat::cinGroup: for each h, O rows of its M
+// values, zeros to MP = M rounded up to 8), f32 math as two planes, hi (x
+// with its low 13 mantissa bits cleared) and lo (x - hi), tf32 math as one
+// plane rounded to nearest: the split the 3xTF32 kernels do per fragment is
+// done once on upload. A stage (one h) is those rows copied by cp.async
+// into 128-byte rows with the 128-byte swizzle (MP <= 32 floats, the
+// bytes past MP * 4 never read), NS stages in flight, one barrier per h.
+// The A registers are double-buffered: step h's wgmma group reads one set
+// while the threads build step h + 1's in the other, after waiting for
+// group h - 1 (which read it).
+//
+// Block: two warpgroups of 64 columns (b, d) each, BN = 128; every thread
+// keeps O / 2 accumulators (one m64nO tile per warpgroup), stored through
+// `put` as cagr_cin_x3_step stores them (the same fragment layout: c0, c1
+// row g, outputs 2t, 2t + 1; c2, c3 row g + 8), pooled the same way, and
+// split over a cluster of C blocks along y for small launches.
+#include <string>
+
+#include "backends/cuda/codegen_kernel.h"
+
+namespace cagr::cuda::gen {
+
+const char* cinWgSource() {
+  return R"CUDA(
+#ifndef CAGR_CIN_WG_COMMON
+#define CAGR_CIN_WG_COMMON
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "cagr_cin_wg_step needs sm_90a (wgmma)"
+#endif
+// Byte offset of 16-byte unit u of row r in 128-byte rows with the 128-byte
+// swizzle (the tile 1024-byte aligned).
+__device__ __forceinline__ unsigned cagr_cwg_swz(int r, int u) { return r * 128 + ((u ^ (r & 7)) << 4); }
+// Descriptor of a K-major operand with the 128-byte swizzle: 8-row groups
+// 1024 bytes apart.
+__device__ __forceinline__ unsigned long long cagr_cwg_desc(unsigned addr) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
+}
+// d (+)= a * b: one m64nOk8 TF32 wgmma, A from registers (defined per O by
+// the generator, cinWgMma).
+template <int O>
+__device__ __forceinline__ void cagr_cwg_mma(float (&d)[1][O / 8][4], const unsigned (&a)[4], unsigned long long b,
+                                             int scaleD);
+template <int NT>
+__device__ __forceinline__ void cagr_cwg_fence(float (&d)[1][NT][4]) {
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) asm volatile("" : "+f"(d[0][j][c])::"memory");
+}
+template <int N>
+__device__ __forceinline__ void cagr_cwg_keep(unsigned (&a)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) asm volatile("" : "+r"(a[i][c])::"memory");
+}
+
+// Stage s (xk row h0 + s) of every plane into buffer s % NS, one commit
+// group (empty past h1, so the groups count alike).
+template <int O, int H, int MP, int PLANES, int NS>
+__device__ __forceinline__ void cagr_cwg_load(char* stages, const float* __restrict__ wk, int s, int h0, int h1,
+                                              int tid) {
+  constexpr int U = MP / 4;
+  const int h = h0 + s;
+  if (h < h1) {
+    char* dst = stages + (s % NS) * (PLANES * O * 128);
+    for (int e = tid; e < PLANES * O * U; e += 256) {
+      const int row = e / U, u = e - row * U, p = row / O, r = row - p * O;
+      cagr_cp16(dst + p * O * 128 + cagr_cwg_swz(r, u), wk + (((long long)p * H + h) * O + r) * MP + 4 * u);
+    }
+  }
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+
+// Step h's A fragments (a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
+// of each k8 step; rows are columns (b, d), k = m): hi and lo for 3 terms,
+// the product itself for one (the MMA truncates it to TF32).
+template <int KS, int TERMS>
+__device__ __forceinline__ void cagr_cwg_build(unsigned (&a)[KS * (TERMS == 3 ? 2 : 1)][4], const float (&xv)[2],
+                                               const float (&x0r)[2][KS * 2]) {
+#pragma unroll
+  for (int ks = 0; ks < KS; ++ks) {
+    const float p[4] = {xv[0] * x0r[0][2 * ks], xv[1] * x0r[1][2 * ks], xv[0] * x0r[0][2 * ks + 1],
+                        xv[1] * x0r[1][2 * ks + 1]};
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      if (TERMS == 3) {
+        cagr_split_tf32(p[c], a[2 * ks][c], a[2 * ks + 1][c]);
+      } else {
+        a[ks][c] = __float_as_uint(p[c]);
+      }
+    }
+  }
+}
+
+// One block: columns blockIdx.x * 128 .., xk rows of its part of H (cluster
+// rank blockIdx.y of gridDim.y). Dynamic shared memory: 1024 bytes of
+// alignment slack plus the larger of NS stages (PLANES * O * 128 bytes
+// each) and the cluster exchange (O / 8 * 4 * 256 floats).
+template <int O, int H, int M, int D, bool BIAS, int TERMS, int NS, typename P>
+__device__ __forceinline__ void cagr_cin_wg_step(const float* __restrict__ xk, const float* __restrict__ x0,
+                                                 const float* __restrict__ wk, const float* __restrict__ bias, P put,
+                                                 long long B, float* pool) {
+  constexpr int THREADS = 256, BN = 128, MP = (M + 7) / 8 * 8, KS = MP / 8, NT8 = O / 8;
+  constexpr int PLANES = TERMS == 3 ? 2 : 1, NA = KS * PLANES;
+  static_assert(O % 8 == 0 && O <= 256 && MP <= 32 && (TERMS == 1 || TERMS == 3) && NS >= 3,
+                "O % 8 == 0, O <= 256, M <= 32, 1 or 3 terms, 3+ stages");
+  auto rnd = [](float x) { return TERMS == 1 ? cagr_tf32(x) : x; };
+  extern __shared__ char cagr_cwg_raw[];
+  char* stages = reinterpret_cast<char*>((reinterpret_cast<unsigned long long>(cagr_cwg_raw) + 1023) & ~1023ull);
+  const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(stages));
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const long long NTOT = B * D, nb = (long long)blockIdx.x * BN, n0 = nb + warp * 16;
+  const int C = (int)gridDim.y, HC = (H + C - 1) / C, rank = (int)blockIdx.y;
+  const int h0 = rank * HC, h1 = min(H, h0 + HC);
+  // Fragment row r is column n0 + g + 8 r; x0r[r][q] its x0 value at m = t + 4 q.
+  const float* xkp[2];
+  bool ok[2];
+  float x0r[2][KS * 2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const long long n = n0 + g + 8 * r, b = n / D, d = n - b * D;
+    ok[r] = n < NTOT;
+    xkp[r] = xk + b * H * D + d;
+#pragma unroll
+    for (int q = 0; q < KS * 2; ++q) {
+      const int m = t + 4 * q;
+      x0r[r][q] = ok[r] && m < M ? rnd(__ldg(x0 + (b * M + m) * D + d)) : 0.f;
+    }
+  }
+  float acc[1][NT8][4];
+#pragma unroll
+  for (int j = 0; j < NT8; ++j)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) acc[0][j][c] = 0.f;
+#pragma unroll
+  for (int s = 0; s < NS - 2; ++s) cagr_cwg_load<O, H, MP, PLANES, NS>(stages, wk, s, h0, h1, tid);
+  // xk two steps deep, as in cagr_cin_x3_loop: step h's, h + 1's and h + 2's.
+  float xv[2], xn[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    xv[r] = ok[r] && h0 < h1 ? rnd(__ldg(xkp[r] + h0 * D)) : 0.f;
+    xn[r] = ok[r] && h0 + 1 < h1 ? __ldg(xkp[r] + (h0 + 1) * D) : 0.f;
+  }
+  // The two A sets as named arrays (a runtime index would put them in local memory).
+  unsigned a0[NA][4], a1[NA][4];
+  cagr_cwg_build<KS, TERMS>(a0, xv, x0r);
+  auto step = [&](int h, unsigned (&cur)[NA][4], unsigned (&nxt)[NA][4]) {
+    const int s = h - h0;
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(NS - 3));
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();  // stage s is in; every warp is done with stage s - 2 (it waited for group h - 2)
+    cagr_cwg_load<O, H, MP, PLANES, NS>(stages, wk, s + NS - 2, h0, h1, tid);
+    const unsigned sb = sbase + (s % NS) * (PLANES * O * 128);
+    cagr_cwg_fence<NT8>(acc);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int ks = 0; ks < KS; ++ks) {
+      const unsigned long long bh = cagr_cwg_desc(sb + ks * 32);
+      if (TERMS == 3) {
+        const unsigned long long bl = cagr_cwg_desc(sb + O * 128 + ks * 32);
+        cagr_cwg_mma<O>(acc, cur[2 * ks + 1], bh, 1);  // lo x hi, hi x lo, then hi x hi
+        cagr_cwg_mma<O>(acc, cur[2 * ks], bl, 1);
+        cagr_cwg_mma<O>(acc, cur[2 * ks], bh, 1);
+      } else {
+        cagr_cwg_mma<O>(acc, cur[ks], bh, 1);
+      }
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    cagr_cwg_fence<NT8>(acc);
+    float xnn[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) xnn[r] = h + 2 < h1 && ok[r] ? __ldg(xkp[r] + (h + 2) * D) : 0.f;
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // group h - 1 read nxt
+    cagr_cwg_keep<NA>(nxt);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      xv[r] = rnd(xn[r]);
+      xn[r] = xnn[r];
+    }
+    if (h + 1 < h1) cagr_cwg_build<KS, TERMS>(nxt, xv, x0r);
+    cagr_cwg_keep<NA>(cur);
+  };
+  for (int h = h0; h < h1; h += 2) {
+    step(h, a0, a1);
+    if (h + 1 < h1) step(h + 1, a1, a0);
+  }
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  cagr_cwg_fence<NT8>(acc);
+  if (C > 1) {
+    asm volatile("cp.async.wait_group 0;\n" ::);
+    __syncthreads();  // the stages are free: they hold the exchange
+    cagr_cluster_sum<1, NT8, THREADS>(acc, reinterpret_cast<float*>(stages), C, rank);
+    if (rank > 0) return;
+  }
+  constexpr int S = BN / D;
+#pragma unroll
+  for (int j = 0; j < NT8; ++j) {
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const int o = j * 8 + 2 * t + c;
+      const float bo = BIAS ? __ldg(bias + o) : 0.f;
+      float v[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const long long n = n0 + g + 8 * r, b = n / D;
+        v[r] = ok[r] ? put((b * O + o) * D + (n - b * D), acc[0][j][2 * r + c] + bo) : 0.f;
+      }
+      if (pool == nullptr) continue;
+      if constexpr (D % 16 == 0) {
+        float u = v[0] + v[1];
+        u += __shfl_xor_sync(0xffffffffu, u, 4);
+        u += __shfl_xor_sync(0xffffffffu, u, 8);
+        u += __shfl_xor_sync(0xffffffffu, u, 16);
+        if (g == 0) atomicAdd(pool + o * S + (int)(n0 - nb) / D, u);
+      } else {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          if (ok[r]) atomicAdd(pool + o * S + (int)(n0 + g + 8 * r - nb) / D, v[r]);
+        }
+      }
+    }
+  }
+}
+#endif
+)CUDA";
+}
+
+std::string cinWgMma(int O) {
+  const int n = O / 2;  // accumulators per thread
+  std::string outs, regs;
+  for (int i = 0; i < n; ++i) {
+    regs += (i ? ", %" : "%") + std::to_string(i);
+    outs += std::string(i ? ", " : "") + "\"+f\"(d[0][" + std::to_string(i / 4) + "][" + std::to_string(i % 4) + "])";
+  }
+  const std::string guard = "CAGR_CWG_MMA_" + std::to_string(O);
+  return "#ifndef " + guard + "\n#define " + guard + "\ntemplate <>\n__device__ __forceinline__ void cagr_cwg_mma<" +
+         std::to_string(O) + ">(float (&d)[1][" + std::to_string(O / 8) +
+         "][4], const unsigned (&a)[4], unsigned long long b, int scaleD) {\n"
+         "  asm volatile(\n"
+         "      \"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(n + 5) + ", 0;\\n\"\n"
+         "      \"wgmma.mma_async.sync.aligned.m64n" + std::to_string(O) + "k8.f32.tf32.tf32 {" + regs + "}, {%" +
+         std::to_string(n) + ", %" + std::to_string(n + 1) + ", %" + std::to_string(n + 2) + ", %" +
+         std::to_string(n + 3) + "}, %" + std::to_string(n + 4) + ", p, 1, 1;\\n}\\n\"\n"
+         "      : " + outs + "\n"
+         "      : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(b), \"r\"(scaleD));\n}\n#endif\n";
+}
+
+}  // namespace cagr::cuda::gen

@@ -1,0 +1,197 @@
+// nvrtc.cin on Hopper's warpgroup MMAs (cagr_cin_wg_step, issue 6) without a
+// GPU: which layers take it (sm_90, M <= 32, O % 8 == 0, O <= 256; f32
+// math on three TF32 terms, tf32 on one), how W goes up for it (K-major per
+// h, hi / lo planes or rounded to TF32, zeros to the pitch), its launch
+// (128 columns a block, clusters of 2 along y below a block per two SMs) and
+// that its module NVRTC-compiles for sm_90a. The GPU run against the
+// reference is in cuda_cin_test.cc. Without the CUDA toolkit it compiles
+// to nothing.
+#include <gtest/gtest.h>
+
+#if CAGR_HAVE_CUDA
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <tuple>
+
+#include <unistd.h>
+
+#include "../rewrite/rewrite_test_util.h"
+#include "backends/cuda/cuda_program.h"
+#include "backends/cuda/cuda_weights.h"
+#include "backends/cuda/codegen.h"
+#include "cin_pool_util.h"
+
+namespace cagr {
+namespace {
+
+namespace fs = std::filesystem;
+using rwtest::h200;
+
+uint32_t bitsOf(float x) {
+  uint32_t b = 0;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+// The CIN steps of `p` (generated kernels named nvrtc.cin[...]).
+std::vector<const cuda::ProgramStep*> cinSteps(const cuda::Program& p) {
+  std::vector<const cuda::ProgramStep*> out;
+  for (const auto& s : p.steps) {
+    if (s.kind == cuda::StepKind::kGenerated && s.name.rfind("nvrtc.cin[", 0) == 0) out.push_back(&s);
+  }
+  return out;
+}
+
+TEST(CudaCinWgCodegen, WideLayersOnSm90TakeTheWarpgroupKernel) {
+  for (Precision math : {Precision::kF32, Precision::kTF32}) {
+    const bool f32 = math == Precision::kF32;
+    const std::string tag = f32 ? ", 3xtf32 wgmma]" : ", wgmma]";
+    for (int64_t d : {8, 16}) {
+      const std::string what = std::string(precisionName(math)) + " D " + std::to_string(d);
+      Graph g = rectest::pooledCinLayers(d, "nvrtc.cin", math, 64, 72);
+      auto p = cuda::lowerPlan(g, h200(), 90);
+      ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();
+      const auto steps = cinSteps(*p);
+      ASSERT_EQ(steps.size(), 2u) << what;
+      for (const cuda::ProgramStep* s : steps) {
+        EXPECT_NE(s->name.find(tag), std::string::npos) << what << ": " << s->name;
+        EXPECT_NE(s->name.find("+sum"), std::string::npos) << what << ": " << s->name;
+        const Node& cin = g.node(s->nodes.front());
+        const int64_t O = g.type(cin.inputs[2]).dims[0], planes = f32 ? 2 : 1;
+        int weights = 0;
+        for (const cuda::WeightFormat& f : s->constants) {
+          if (f.value != cin.inputs[2]) continue;
+          ++weights;
+          EXPECT_TRUE(f.library && !f.transposed) << what << ": " << s->name;
+          EXPECT_EQ(f.group, 6) << what << ": M values of each h";
+          EXPECT_EQ(f.pitch, 8) << what << ": M rounded up to 8";
+          EXPECT_EQ(f.split, f32) << what << ": hi / lo planes for f32 math";
+          EXPECT_EQ(f.tf32, !f32) << what << ": one plane rounded to TF32 for tf32 math";
+          EXPECT_EQ(cuda::weightBytes(g, f), static_cast<size_t>(planes * O * (g.type(cin.inputs[2]).dims[1] / 6) * 8 * 4));
+        }
+        EXPECT_EQ(weights, 1) << what << ": " << s->name;
+        const auto& k = p->kernels[static_cast<size_t>(s->kernel)];
+        // As many stages of W (planes x O rows of 128 bytes) as 227 KiB hold beside the pooled sums, 4 to 8.
+        const int64_t stage = planes * O * 128, pool = O * (128 / d) * 4;
+        const int64_t stages = std::clamp<int64_t>((227 * 1024 - 1024 - pool) / stage, 4, 8);
+        const unsigned shared = static_cast<unsigned>(std::max<int64_t>(stages * stage, O * 512) + 1024);
+        // 301 samples: 301 * D columns in blocks of 128, fewer than 132 / 2 SMs: clusters of 2.
+        cuda::Launch small = k.launch(std::vector<int64_t>(k.extents.size(), 301));
+        EXPECT_EQ(small.block[0], 256u) << what;
+        EXPECT_EQ(small.grid[0], static_cast<unsigned>((301 * d + 127) / 128)) << what;
+        EXPECT_EQ(small.grid[1], 2u) << what;
+        EXPECT_EQ(small.clusterY, 2u) << what;
+        EXPECT_EQ(small.sharedBytes, shared) << what;
+        cuda::Launch large = k.launch(std::vector<int64_t>(k.extents.size(), 4096));
+        EXPECT_EQ(large.grid[0], static_cast<unsigned>(4096 * d / 128)) << what;
+        EXPECT_EQ(large.grid[1], 1u) << what << ": enough blocks, no cluster";
+      }
+      cuda::NvrtcOptions o;
+      o.arch = "sm_90a";
+      o.cacheDir = (fs::temp_directory_path() / ("cagr-nvrtc-cin-wg-test-" + std::to_string(getpid()))).string();
+      auto m = cuda::compileModule(p->moduleSource, o);
+      std::error_code ec;
+      fs::remove_all(o.cacheDir, ec);
+      ASSERT_TRUE(m.isOk()) << what << ": " << m.status().message();
+      EXPECT_EQ(m->log.find("warning"), std::string::npos) << what << ": " << m->log;
+      EXPECT_NE(m->ptx.find("wgmma.mma_async.sync.aligned.m64n72k8.f32.tf32.tf32"), std::string::npos) << what;
+    }
+  }
+}
+
+// Where it does not run: sm_80 (no wgmma), CAGR_CUDA_CIN_WG=0, and a layer
+// with more than 32 x0 rows (M = 40: a K step wider than a 128-byte row).
+TEST(CudaCinWgCodegen, OtherGpusTheSwitchAndWideX0KeepTheMmaSyncKernel) {
+  Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, 64, 72);
+  auto on80 = cuda::lowerPlan(g, h200(), 80);
+  ASSERT_TRUE(on80.isOk()) << on80.status().message();
+  for (const auto* s : cinSteps(*on80)) EXPECT_NE(s->name.find(", 3xtf32]"), std::string::npos) << s->name;
+  setenv("CAGR_CUDA_CIN_WG", "0", 1);
+  auto off = cuda::lowerPlan(g, h200(), 90);
+  unsetenv("CAGR_CUDA_CIN_WG");
+  ASSERT_TRUE(off.isOk()) << off.status().message();
+  for (const auto* s : cinSteps(*off)) EXPECT_NE(s->name.find(", 3xtf32]"), std::string::npos) << s->name;
+
+  rectest::Builder b;
+  ValueId x = b.input("x", DType::kF32, {kBatch, 40, 8});
+  ValueId c = b.op(OpKind::kCIN, {x, x, b.constant("w", {64, 1600}, 1)}, "c");
+  b.g.addOutput(c);
+  b.group({"c"}, 0, "nvrtc.cin");
+  auto wide = cuda::lowerPlan(b.g, h200(), 90);
+  ASSERT_TRUE(wide.isOk()) << wide.status().message();
+  const auto steps = cinSteps(*wide);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_NE(steps[0]->name.find("[64x40x40, f32, 3xtf32]"), std::string::npos) << steps[0]->name;
+}
+
+// A plan priced at a batch (Graph::meta "batch", as the optimizer marks
+// it) of fewer 128-column blocks than half the SMs keeps cagr_cin_x3_step
+// (D = 8: batch 256 is 16 blocks, 1056 is 66 = 132 / 2); unmarked or at
+// 1056 and more the warpgroup kernel; CAGR_CUDA_CIN_WG=1 takes it anyway.
+TEST(CudaCinWgCodegen, APlanPricedAtASmallBatchKeepsTheMmaSyncKernel) {
+  for (auto [batch, env, tag] : {std::tuple{int64_t{256}, "", ", 3xtf32]"}, std::tuple{int64_t{1055}, "", ", 3xtf32]"},
+                                 std::tuple{int64_t{1056}, "", ", 3xtf32 wgmma]"},
+                                 std::tuple{int64_t{4096}, "", ", 3xtf32 wgmma]"},
+                                 std::tuple{int64_t{256}, "1", ", 3xtf32 wgmma]"}}) {
+    Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, 64, 72);
+    g.mutableMeta().set("batch", batch);
+    if (*env != '\0') setenv("CAGR_CUDA_CIN_WG", env, 1);
+    auto p = cuda::lowerPlan(g, h200(), 90);
+    unsetenv("CAGR_CUDA_CIN_WG");
+    ASSERT_TRUE(p.isOk()) << p.status().message();
+    const auto steps = cinSteps(*p);
+    ASSERT_EQ(steps.size(), 2u);
+    for (const auto* s : steps) {
+      EXPECT_NE(s->name.find(tag), std::string::npos) << "batch " << batch << " CAGR_CUDA_CIN_WG=" << env << ": " << s->name;
+    }
+  }
+}
+
+// W [O, H * M] as the kernel reads it: [plane][h][o][pitch]; f32 math: hi
+// (low 13 mantissa bits cleared) + lo == w exactly; tf32: one plane, each
+// value rounded to nearest TF32; zeros past M.
+TEST(CudaCinWgCodegen, GroupedWeightsAreKMajorPerHInHiLoPlanes) {
+  Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, 64, 72);
+  const ValueId w = g.node(cinSteps(*cuda::lowerPlan(g, h200(), 90))[1]->nodes.front()).inputs[2];
+  const Tensor& t = *g.constant(w);
+  const int64_t O = t.shape()[0], K = t.shape()[1], M = 6, H = K / M, pitch = 8;
+  for (bool split : {true, false}) {
+    cuda::WeightFormat f{w, true, pitch, false, Precision::kF32, !split, M, split};
+    std::vector<float> dev(cuda::weightBytes(g, f) / 4, -1.f);
+    ASSERT_EQ(static_cast<int64_t>(dev.size()), (split ? 2 : 1) * H * O * pitch);
+    ASSERT_TRUE(cuda::writeWeight(g, f, reinterpret_cast<std::byte*>(dev.data())).isOk());
+    const int64_t plane = H * O * pitch;
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t o = 0; o < O; ++o) {
+        for (int64_t m = 0; m < pitch; ++m) {
+          const size_t at = static_cast<size_t>((h * O + o) * pitch + m);
+          if (m >= M) {
+            EXPECT_EQ(dev[at], 0.f) << "pad h " << h << " o " << o << " m " << m;
+            if (split) EXPECT_EQ(dev[at + static_cast<size_t>(plane)], 0.f);
+            continue;
+          }
+          const float x = t.data<float>()[o * K + h * M + m];
+          if (split) {
+            const float hi = dev[at], lo = dev[at + static_cast<size_t>(plane)];
+            ASSERT_EQ(bitsOf(hi) & 0x1fffu, 0u) << "hi of W[" << o << ", " << h * M + m << "]";
+            ASSERT_EQ(hi + lo, x) << "hi + lo of W[" << o << ", " << h * M + m << "]";
+          } else {
+            const int e = std::ilogb(x);
+            const float want = x == 0.f ? x : std::ldexp(std::round(std::ldexp(x, 10 - e)), e - 10);
+            ASSERT_EQ(dev[at], want) << "W[" << o << ", " << h * M + m << "]";
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cagr
+
+#endif
