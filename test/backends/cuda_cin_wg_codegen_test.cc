@@ -72,7 +72,8 @@ TEST(CudaCinWgCodegen, WideLayersOnSm90TakeTheWarpgroupKernel) {
           EXPECT_EQ(f.pitch, 8) << what << ": M rounded up to 8";
           EXPECT_EQ(f.split, f32) << what << ": hi / lo planes for f32 math";
           EXPECT_EQ(f.tf32, !f32) << what << ": one plane rounded to TF32 for tf32 math";
-          EXPECT_EQ(cuda::weightBytes(g, f), static_cast<size_t>(planes * O * (g.type(cin.inputs[2]).dims[1] / 6) * 8 * 4));
+          const int64_t H = g.type(cin.inputs[2]).dims[1] / 6;
+          EXPECT_EQ(cuda::weightBytes(g, f), static_cast<size_t>(planes * O * H * 8 * 4)) << what;
         }
         EXPECT_EQ(weights, 1) << what << ": " << s->name;
         const auto& k = p->kernels[static_cast<size_t>(s->kernel)];
@@ -147,7 +148,8 @@ TEST(CudaCinWgCodegen, APlanPricedAtASmallBatchKeepsTheMmaSyncKernel) {
     const auto steps = cinSteps(*p);
     ASSERT_EQ(steps.size(), 2u);
     for (const auto* s : steps) {
-      EXPECT_NE(s->name.find(tag), std::string::npos) << "batch " << batch << " CAGR_CUDA_CIN_WG=" << env << ": " << s->name;
+      EXPECT_NE(s->name.find(tag), std::string::npos)
+          << "batch " << batch << " CAGR_CUDA_CIN_WG=" << env << ": " << s->name;
     }
   }
 }
