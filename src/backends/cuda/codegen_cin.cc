@@ -654,7 +654,8 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
     rule.splitBelow = int64_t{r.sms} / 2;
     CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
     return k.finish(src, rule, name + (P == 0 ? ", 3xtf32 wgmma]" : ", wgmma]") + suffix,
-                    std::string(kCinCommon) + tf32x3Helpers() + cinWgSource() + cinWgMma(static_cast<int>(O)),
+                    std::string(kCinCommon) + tf32x3Helpers() + cinWgOperands() + cinWgSource() +
+                        cinWgMma(static_cast<int>(O)),
                     "CAGR_CIN_WG_" + std::to_string(O));
   }
   if (x3) {

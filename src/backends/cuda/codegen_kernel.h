@@ -232,9 +232,10 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src)
 /// needs tf32x3Helpers() before it.
 const char* cinX3Source();
 /// The wgmma CIN kernel's source (codegen_cin_wg.cc, sm_90a; needs
-/// kCinCommon's cagr_cp16 and tf32x3Helpers() before it) and its m64nOk8
+/// kCinCommon's cagr_cp16, tf32x3Helpers() and cinWgOperands() before it) and its m64nOk8
 /// TF32 wgmma for one O, each guarded so a module may hold them twice.
 const char* cinWgSource();
+std::string cinWgOperands();  // gemm_wgmma.h wgmmaOperandSource(), which it needs before it
 std::string cinWgMma(int O);
 /// cagr_split_tf32 / cagr_mma_tf32, guarded so a module may hold them twice,
 /// and the 3xTF32 GEMM tile (codegen_gemm_x3.cc).

@@ -9,14 +9,10 @@
 
 namespace cagr::cuda {
 
-const char* gemmWgmmaSource() {
+const char* wgmmaOperandSource() {
   return R"CUDA(
-// Rounds to TF32 (nearest, ties away), as an f32 bit pattern.
-__device__ __forceinline__ float cagr_wg_tf32(float x) {
-  unsigned u;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
-  return __uint_as_float(u);
-}
+#ifndef CAGR_WG_OPERAND
+#define CAGR_WG_OPERAND
 // Byte offset of 16-byte unit u of row r in a tile of 128-byte rows stored
 // with the 128-byte swizzle (the tile 1024-byte aligned).
 __device__ __forceinline__ unsigned cagr_wg_swz(int r, int u) { return r * 128 + ((u ^ (r & 7)) << 4); }
@@ -24,6 +20,18 @@ __device__ __forceinline__ unsigned cagr_wg_swz(int r, int u) { return r * 128 +
 // groups 1024 bytes apart.
 __device__ __forceinline__ unsigned long long cagr_wg_desc(unsigned addr) {
   return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
+}
+#endif
+)CUDA";
+}
+
+std::string gemmWgmmaSource() {
+  return std::string(wgmmaOperandSource()) + R"CUDA(
+// Rounds to TF32 (nearest, ties away), as an f32 bit pattern.
+__device__ __forceinline__ float cagr_wg_tf32(float x) {
+  unsigned u;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
+  return __uint_as_float(u);
 }
 __device__ __forceinline__ void cagr_wg_fence(float (&d)[32]) {
 #pragma unroll

@@ -46,7 +46,10 @@ namespace cagr::cuda {
 /// (X rows read 16 bytes at a time), cagr_wgmma_x3_v1_B (one float at a
 /// time: any K, pitch and alignment), each for B = 1 or 2 blocks per SM, and
 /// cagr_wgmma_kmajor (a weight's K-major copy).
-const char* gemmWgmmaSource();
+std::string gemmWgmmaSource();
+/// cagr_wg_swz / cagr_wg_desc, the 128-byte-swizzled K-major operand layout
+/// and its wgmma descriptor (guarded; also in the CIN kernel's source).
+const char* wgmmaOperandSource();
 
 /// Rows and columns of one block, and its threads.
 constexpr int kWgmmaRows = 128, kWgmmaCols = 64, kWgmmaThreads = 256;
