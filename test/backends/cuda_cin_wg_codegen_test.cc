@@ -1,7 +1,8 @@
 // nvrtc.cin on Hopper's warpgroup MMAs (cagr_cin_wg_step, issue 6) without a
 // GPU: which layers take it (sm_90, M <= 32, O % 8 == 0, O <= 256; f32
 // math on three TF32 terms, tf32 on one), how W goes up for it (K-major per
-// h, hi / lo planes or rounded to TF32, zeros to the pitch), its launch
+// h, hi / lo planes or rounded to TF32, one h's planes a contiguous stage of
+// swizzled 128-byte rows, zeros past M), its launch
 // (128 columns a block, clusters of 2 along y below a block per two SMs) and
 // that its module NVRTC-compiles for sm_90a. The GPU run against the
 // reference is in cuda_cin_test.cc. Without the CUDA toolkit it compiles
@@ -69,11 +70,12 @@ TEST(CudaCinWgCodegen, WideLayersOnSm90TakeTheWarpgroupKernel) {
           ++weights;
           EXPECT_TRUE(f.library && !f.transposed) << what << ": " << s->name;
           EXPECT_EQ(f.group, 6) << what << ": M values of each h";
-          EXPECT_EQ(f.pitch, 8) << what << ": M rounded up to 8";
+          EXPECT_EQ(f.pitch, 32) << what << ": rows of 128 bytes";
+          EXPECT_TRUE(f.swizzle128) << what << ": in the order the 128-byte swizzle reads";
           EXPECT_EQ(f.split, f32) << what << ": hi / lo planes for f32 math";
           EXPECT_EQ(f.tf32, !f32) << what << ": one plane rounded to TF32 for tf32 math";
           const int64_t H = g.type(cin.inputs[2]).dims[1] / 6;
-          EXPECT_EQ(cuda::weightBytes(g, f), static_cast<size_t>(planes * O * H * 8 * 4)) << what;
+          EXPECT_EQ(cuda::weightBytes(g, f), static_cast<size_t>(planes * O * H * 32 * 4)) << what;
         }
         EXPECT_EQ(weights, 1) << what << ": " << s->name;
         const auto& k = p->kernels[static_cast<size_t>(s->kernel)];
@@ -101,6 +103,8 @@ TEST(CudaCinWgCodegen, WideLayersOnSm90TakeTheWarpgroupKernel) {
       ASSERT_TRUE(m.isOk()) << what << ": " << m.status().message();
       EXPECT_EQ(m->log.find("warning"), std::string::npos) << what << ": " << m->log;
       EXPECT_NE(m->ptx.find("wgmma.mma_async.sync.aligned.m64n72k8.f32.tf32.tf32"), std::string::npos) << what;
+      EXPECT_NE(m->ptx.find("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"), std::string::npos)
+          << what << ": W's stages move by bulk copies";
     }
   }
 }
@@ -131,12 +135,13 @@ TEST(CudaCinWgCodegen, OtherGpusTheSwitchAndWideX0KeepTheMmaSyncKernel) {
 }
 
 // A plan priced at a batch (Graph::meta "batch", as the optimizer marks
-// it) of fewer 128-column blocks than half the SMs keeps cagr_cin_x3_step
-// (D = 8: batch 256 is 16 blocks, 1056 is 66 = 132 / 2); unmarked or at
-// 1056 and more the warpgroup kernel; CAGR_CUDA_CIN_WG=1 takes it anyway.
+// it) of fewer 128-column blocks than an eighth of the SMs keeps
+// cagr_cin_x3_step (D = 8: batch 263 is 16.4 blocks, 264 is 16.5 = 132 /
+// 8); unmarked or at 264 and more the warpgroup kernel;
+// CAGR_CUDA_CIN_WG=1 takes it anyway.
 TEST(CudaCinWgCodegen, APlanPricedAtASmallBatchKeepsTheMmaSyncKernel) {
-  for (auto [batch, env, tag] : {std::tuple{int64_t{256}, "", ", 3xtf32]"}, std::tuple{int64_t{1055}, "", ", 3xtf32]"},
-                                 std::tuple{int64_t{1056}, "", ", 3xtf32 wgmma]"},
+  for (auto [batch, env, tag] : {std::tuple{int64_t{64}, "", ", 3xtf32]"}, std::tuple{int64_t{263}, "", ", 3xtf32]"},
+                                 std::tuple{int64_t{264}, "", ", 3xtf32 wgmma]"},
                                  std::tuple{int64_t{4096}, "", ", 3xtf32 wgmma]"},
                                  std::tuple{int64_t{256}, "1", ", 3xtf32 wgmma]"}}) {
     Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, 64, 72);
@@ -154,34 +159,41 @@ TEST(CudaCinWgCodegen, APlanPricedAtASmallBatchKeepsTheMmaSyncKernel) {
   }
 }
 
-// W [O, H * M] as the kernel reads it: [plane][h][o][pitch]; f32 math: hi
+// W [O, H * M] as the kernel reads it: [h][plane][o][32], each row's
+// 16-byte chunk u at chunk u ^ (o % 8) (the 128-byte swizzle); f32 math: hi
 // (low 13 mantissa bits cleared) + lo == w exactly; tf32: one plane, each
 // value rounded to nearest TF32; zeros past M.
-TEST(CudaCinWgCodegen, GroupedWeightsAreKMajorPerHInHiLoPlanes) {
+TEST(CudaCinWgCodegen, GroupedWeightsAreSwizzledStagesPerHInHiLoPlanes) {
   Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, 64, 72);
   const ValueId w = g.node(cinSteps(*cuda::lowerPlan(g, h200(), 90))[1]->nodes.front()).inputs[2];
   const Tensor& t = *g.constant(w);
-  const int64_t O = t.shape()[0], K = t.shape()[1], M = 6, H = K / M, pitch = 8;
+  const int64_t O = t.shape()[0], K = t.shape()[1], M = 6, H = K / M, pitch = 32;
   for (bool split : {true, false}) {
-    cuda::WeightFormat f{w, true, pitch, false, Precision::kF32, !split, M, split};
+    cuda::WeightFormat f{w, true, pitch, false, Precision::kF32, !split, M, split, true};
+    const int64_t planes = split ? 2 : 1;
     std::vector<float> dev(cuda::weightBytes(g, f) / 4, -1.f);
-    ASSERT_EQ(static_cast<int64_t>(dev.size()), (split ? 2 : 1) * H * O * pitch);
+    ASSERT_EQ(static_cast<int64_t>(dev.size()), planes * H * O * pitch);
     ASSERT_TRUE(cuda::writeWeight(g, f, reinterpret_cast<std::byte*>(dev.data())).isOk());
-    const int64_t plane = H * O * pitch;
+    std::vector<int> seen(dev.size(), 0);
     for (int64_t h = 0; h < H; ++h) {
       for (int64_t o = 0; o < O; ++o) {
         for (int64_t m = 0; m < pitch; ++m) {
-          const size_t at = static_cast<size_t>((h * O + o) * pitch + m);
+          const int64_t chunk = (m / 4) ^ (o % 8);
+          const size_t at = static_cast<size_t>((h * planes * O + o) * pitch + chunk * 4 + m % 4);
+          const size_t lo = at + static_cast<size_t>(O * pitch);
+          ++seen[at];
+          if (split) ++seen[lo];
           if (m >= M) {
             EXPECT_EQ(dev[at], 0.f) << "pad h " << h << " o " << o << " m " << m;
-            if (split) EXPECT_EQ(dev[at + static_cast<size_t>(plane)], 0.f);
+            if (split) {
+              EXPECT_EQ(dev[lo], 0.f);
+            }
             continue;
           }
           const float x = t.data<float>()[o * K + h * M + m];
           if (split) {
-            const float hi = dev[at], lo = dev[at + static_cast<size_t>(plane)];
-            ASSERT_EQ(bitsOf(hi) & 0x1fffu, 0u) << "hi of W[" << o << ", " << h * M + m << "]";
-            ASSERT_EQ(hi + lo, x) << "hi + lo of W[" << o << ", " << h * M + m << "]";
+            ASSERT_EQ(bitsOf(dev[at]) & 0x1fffu, 0u) << "hi of W[" << o << ", " << h * M + m << "]";
+            ASSERT_EQ(dev[at] + dev[lo], x) << "hi + lo of W[" << o << ", " << h * M + m << "]";
           } else {
             const int e = std::ilogb(x);
             const float want = x == 0.f ? x : std::ldexp(std::round(std::ldexp(x, 10 - e)), e - 10);
@@ -190,7 +202,13 @@ TEST(CudaCinWgCodegen, GroupedWeightsAreKMajorPerHInHiLoPlanes) {
         }
       }
     }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(seen.size()))
+        << "every float of the stages is one (h, plane, o, m)";
   }
+  cuda::WeightFormat narrow{w, true, 8, false, Precision::kF32, false, M, false, true};
+  std::vector<float> dev(cuda::weightBytes(g, narrow) / 4);
+  EXPECT_FALSE(cuda::writeWeight(g, narrow, reinterpret_cast<std::byte*>(dev.data())).isOk())
+      << "swizzled rows must be 128 bytes";
 }
 
 }  // namespace

@@ -460,9 +460,10 @@ int64_t cinX3WarpsAlongO() {
 constexpr int64_t kCinWgSharedLimit = 227 * 1024;
 // Launches of cagr_cin_wg_step with fewer blocks of columns than half the
 // SMs run as clusters of CAGR_CIN_WG_SPLIT (1, 2 or 4; default 2) blocks,
-// each a part of H. xDeepFM on one H100 (cagr bench, whole plan, ms): fp32
-// batch 256 (32 blocks) 0.676 unsplit, 0.386 in 2, 0.435 in 4 (0.373 on
-// cagr_cin_x3_step); batch 1024 (128 blocks) 0.726 unsplit, 0.796 in 2.
+// each a part of H. xDeepFM on one H100 (cagr bench, whole plan, ms):
+// batch 256 (32 blocks) fp32 0.4889 unsplit, 0.2956 in 2, 0.3446 in 4;
+// tf32 0.2884, 0.1964, 0.2439; batch 1024 (128 blocks, never split) fp32
+// 0.5446, 0.5390 and 0.5458 with the split forced.
 int64_t cinWgSplit() {
   const std::string v = envValue("CAGR_CIN_WG_SPLIT");
   return v == "1" ? 1 : v == "4" ? 4 : 2;
@@ -571,16 +572,16 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   const int64_t wgPlanes = P == 0 ? 2 : 1, wgPool = sum >= 0 ? O * (128 / D) * 4 : 0;
   const int64_t wgStages = std::clamp<int64_t>((kCinWgSharedLimit - 1024 - wgPool) / (wgPlanes * O * 128), 4, 8);
   const int64_t wgShared = std::max(wgStages * wgPlanes * O * 128, O * 512) + 1024;
-  // Not for a plan priced at a batch of fewer 128-column blocks than half
-  // the SMs (there cagr_cin_x3_step's smaller blocks fill more of them):
-  // xDeepFM on one H100 (cagr bench, ms, the same plans on either kernel,
-  // two rounds): batch 256 (32 blocks) fp32 0.373 / 0.373 on
-  // cagr_cin_x3_step against 0.385 / 0.386, tf32 0.233 / 0.235 against
-  // 0.252 / 0.252; batch 4096 fp32 4.550 / 4.551 against 2.751 / 2.750,
-  // tf32 2.383 / 2.384 against 1.931 / 1.943. CAGR_CUDA_CIN_WG=1 takes it
-  // at any batch, =0 never.
+  // Not for a plan priced at a batch of fewer 128-column blocks than an
+  // eighth of the SMs (there cagr_cin_x3_step's smaller blocks fill more of
+  // them): xDeepFM on one H100 (cagr bench, ms, the same plans on either
+  // kernel): fp32 batch 64 (8 blocks) 0.2145 on cagr_cin_x3_step against
+  // 0.2222, 256 (32 blocks) 0.3796 against 0.2956, 1024 1.237 against
+  // 0.539, 4096 4.553 against 2.029; tf32 64 0.1521 against 0.1393, 256
+  // 0.2412 against 0.1964, 4096 2.384 against 1.478. CAGR_CUDA_CIN_WG=1
+  // takes it at any batch, =0 never.
   const std::string wgEnv = envValue("CAGR_CUDA_CIN_WG");
-  const bool wgBatch = wgEnv == "1" || r.batch <= 0 || r.batch * D / 128 >= r.sms / 2;
+  const bool wgBatch = wgEnv == "1" || r.batch <= 0 || r.batch * D * 8 >= int64_t{128} * r.sms;
   const bool wg = x3 && r.sm == 90 && mp <= 32 && wgEnv != "0" && wgBatch && (sum < 0 || 128 % D == 0) &&
                   wgShared + wgPool <= kCinWgSharedLimit;
   const int64_t stepShared = (2 * M * O + 3 * M * 64) * 4;
@@ -588,7 +589,7 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   const bool step = wide && !x3 && r.sm >= 80 && stepShared + poolShared <= kCinStepSharedLimit;  // cp.async
   KernelBuilder k(r, "cin", src);
   // W: the step kernels read it transposed; the one-term tf32 one also rounded.
-  const std::string wArg = wg            ? k.inGrouped(n.inputs[2], M, mp, P == 0)
+  const std::string wArg = wg            ? k.inGrouped(n.inputs[2], M, 32, P == 0, true)
                            : x3 && P == 1 ? k.inTransposedTf32(n.inputs[2])
                            : step || x3 ? k.inTransposed(n.inputs[2])
                                         : k.in(n.inputs[2]);

@@ -7,13 +7,14 @@
 // shared memory, so no thread loads or splits a B fragment.
 //
 // B's layout: wgmma reads TF32 operands K-major only, so W goes up as
-// [PLANES][H][O][MP] (WeightFormat::group: for each h, O rows of its M
-// values, zeros to MP = M rounded up to 8), f32 math as two planes, hi (x
-// with its low 13 mantissa bits cleared) and lo (x - hi), tf32 math as one
-// plane rounded to nearest: the split the 3xTF32 kernels do per fragment is
-// done once on upload. A stage (one h) is those rows copied by cp.async
-// into 128-byte rows with the 128-byte swizzle (MP <= 32 floats, the
-// bytes past MP * 4 never read), NS stages in flight, one barrier per h.
+// [H][PLANES][O][32] (WeightFormat::group with swizzle128: for each h, O
+// rows of its M values, zeros to 32 floats, each row's 16-byte chunks in
+// the 128-byte swizzle's order), f32 math as two planes, hi (x with its low
+// 13 mantissa bits cleared) and lo (x - hi), tf32 math as one plane rounded
+// to nearest: the split the 3xTF32 kernels do per fragment is done once on
+// upload, and one h's planes are the exact image of a shared-memory stage.
+// Thread 0 moves a stage with one bulk copy (cp.async.bulk, completing on
+// the stage's mbarrier); NS stages in flight, one barrier per h.
 // The A registers are double-buffered: step h's wgmma group reads one set
 // while the threads build step h + 1's in the other, after waiting for
 // group h - 1 (which read it). One accumulator takes all H * M products,
@@ -62,21 +63,32 @@ __device__ __forceinline__ void cagr_cwg_keep(unsigned (&a)[N][4]) {
     for (int c = 0; c < 4; ++c) asm volatile("" : "+r"(a[i][c])::"memory");
 }
 
-// Stage s (xk row h0 + s) of every plane into buffer s % NS, one commit
-// group (empty past h1, so the groups count alike).
-template <int O, int H, int MP, int PLANES, int NS>
-__device__ __forceinline__ void cagr_cwg_load(char* stages, const float* __restrict__ wk, int s, int h0, int h1,
-                                              int tid) {
-  constexpr int U = MP / 4;
-  const int h = h0 + s;
-  if (h < h1) {
-    char* dst = stages + (s % NS) * (PLANES * O * 128);
-    for (int e = tid; e < PLANES * O * U; e += 256) {
-      const int row = e / U, u = e - row * U, p = row / O, r = row - p * O;
-      cagr_cp16(dst + p * O * 128 + cagr_wg_swz(r, u), wk + (((long long)p * H + h) * O + r) * MP + 4 * u);
-    }
-  }
-  asm volatile("cp.async.commit_group;\n" ::);
+// Stage s (xk row h0 + s): W is stored as its stages (WeightFormat::group
+// with swizzle128: for each h its planes' O rows of 128 bytes, already
+// swizzled), so thread 0 moves one with a single bulk copy into buffer
+// s % NS, completing on that buffer's mbarrier (nothing past h1).
+template <int O, int PLANES, int NS>
+__device__ __forceinline__ void cagr_cwg_load(unsigned sbase, unsigned bars, const float* __restrict__ wk, int s,
+                                              int h0, int h1) {
+  constexpr unsigned BYTES = PLANES * O * 128;
+  if (h0 + s >= h1) return;
+  const unsigned bar = bars + (s % NS) * 8;
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(BYTES) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   sbase + (s % NS) * BYTES),
+               "l"(wk + (long long)(h0 + s) * (PLANES * O * 32)), "r"(BYTES), "r"(bar)
+               : "memory");
+}
+// Until phase `parity` of the mbarrier at `bar` has completed.
+__device__ __forceinline__ void cagr_cwg_wait(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
 }
 
 // Step h's A fragments (a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
@@ -116,6 +128,8 @@ __device__ __forceinline__ void cagr_cin_wg_step(const float* __restrict__ xk, c
   extern __shared__ char cagr_cwg_raw[];
   char* stages = reinterpret_cast<char*>((reinterpret_cast<unsigned long long>(cagr_cwg_raw) + 1023) & ~1023ull);
   const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(stages));
+  __shared__ alignas(8) unsigned long long cagr_cwg_bars[NS];  // buffer b's copy done
+  const unsigned bars = static_cast<unsigned>(__cvta_generic_to_shared(cagr_cwg_bars));
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const long long NTOT = B * D, nb = (long long)blockIdx.x * BN, n0 = nb + warp * 16;
   const int C = (int)gridDim.y, HC = (H + C - 1) / C, rank = (int)blockIdx.y;
@@ -140,8 +154,16 @@ __device__ __forceinline__ void cagr_cin_wg_step(const float* __restrict__ xk, c
   for (int j = 0; j < NT8; ++j)
 #pragma unroll
     for (int c = 0; c < 4; ++c) acc[0][j][c] = 0.f;
+  if (tid == 0) {
 #pragma unroll
-  for (int s = 0; s < NS - 2; ++s) cagr_cwg_load<O, H, MP, PLANES, NS>(stages, wk, s, h0, h1, tid);
+    for (int b = 0; b < NS; ++b) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bars + 8 * b));
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < NS - 2; ++s) cagr_cwg_load<O, PLANES, NS>(sbase, bars, wk, s, h0, h1);
+  }
   // xk two steps deep, as in cagr_cin_x3_loop: step h's, h + 1's and h + 2's.
   float xv[2], xn[2];
 #pragma unroll
@@ -154,10 +176,9 @@ __device__ __forceinline__ void cagr_cin_wg_step(const float* __restrict__ xk, c
   cagr_cwg_build<KS, TERMS>(a0, xv, x0r);
   auto step = [&](int h, unsigned (&cur)[NA][4], unsigned (&nxt)[NA][4]) {
     const int s = h - h0;
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(NS - 3));
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads();  // stage s is in; every warp is done with stage s - 2 (it waited for group h - 2)
-    cagr_cwg_load<O, H, MP, PLANES, NS>(stages, wk, s + NS - 2, h0, h1, tid);
+    __syncthreads();  // every warp is done with stage s - 2 (it waited for group h - 2)
+    if (tid == 0) cagr_cwg_load<O, PLANES, NS>(sbase, bars, wk, s + NS - 2, h0, h1);
+    cagr_cwg_wait(bars + (s % NS) * 8, (s / NS) & 1);  // stage s is in
     const unsigned sb = sbase + (s % NS) * (PLANES * O * 128);
     cagr_cwg_fence<NT8>(acc);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -194,8 +215,8 @@ __device__ __forceinline__ void cagr_cin_wg_step(const float* __restrict__ xk, c
   }
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   cagr_cwg_fence<NT8>(acc);
-  if (C > 1) {
-    asm volatile("cp.async.wait_group 0;\n" ::);
+  if (C > 1) {  // every copy issued was waited for
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads();  // the stages are free: they hold the exchange
     cagr_cluster_sum<1, NT8, THREADS>(acc, reinterpret_cast<float*>(stages), C, rank);
     if (rank > 0) return;

@@ -69,8 +69,9 @@ class KernelBuilder {
   std::string inTransposedTf32(ValueId v);
   /// Registers CIN weight `v` ([O, H*M], f32) as read K-major per h
   /// (GeneratedKernel::grouped: M = `group`, rows at `pitch`, hi / lo planes
-  /// when `split`, else rounded to TF32); returns its C name.
-  std::string inGrouped(ValueId v, int64_t group, int64_t pitch, bool split);
+  /// when `split`, else rounded to TF32, rows of 128 bytes swizzled when
+  /// `swizzle128`); returns its C name.
+  std::string inGrouped(ValueId v, int64_t group, int64_t pitch, bool split, bool swizzle128);
   std::string out(ValueId v);
   bool isMemberValue(ValueId v) const;  // produced by a member
   bool isOutput(ValueId v) const;       // one of the request's outputs

@@ -222,7 +222,7 @@ class Lowering {
       auto grouped = std::find_if(gk->grouped.begin(), gk->grouped.end(), [&](const auto& c) { return c.value == v; });
       if (grouped != gk->grouped.end()) {
         s.constants.push_back({p_.root(v), true, grouped->pitch, false, Precision::kF32, tf32, grouped->group,
-                               grouped->split});
+                               grouped->split, grouped->swizzle128});
         continue;
       }
       s.constants.push_back({p_.root(v), t, 0, t, Precision::kF32, tf32});

@@ -29,12 +29,15 @@ struct WeightFormat {
   bool transposed = false;  // library: a 2-D [R, C] stored as its transpose [C, R] (rows at pitch)
   Precision element = Precision::kF32;  // library: f32, or bf16 / f16 (LibraryGemm::operands)
   bool tf32 = false;  // library f32: each value rounded to TF32, to nearest (ties away from zero; finite values)
-  // library, group > 0: a 2-D [R, G * group] stored as [planes][G][R][pitch]
-  // (a CIN weight read K-major per xk row h: cagr_cin_wg_step), zeros past
-  // group; split: two planes, hi (x, its low 13 mantissa bits cleared) then
-  // lo (x - hi), else one.
+  // library, group > 0: a 2-D [R, G * group] stored as [G][planes][R][pitch]
+  // (a CIN weight read K-major per xk row h, one h's planes contiguous:
+  // cagr_cin_wg_step), zeros past group; split: two planes, hi (x, its low
+  // 13 mantissa bits cleared) then lo (x - hi), else one; swizzle128 (rows
+  // of 128 bytes): each row's 16-byte chunk u stored as chunk u ^ (r % 8),
+  // the order wgmma's 128-byte swizzle reads a K-major operand in.
   int64_t group = 0;
   bool split = false;
+  bool swizzle128 = false;
   bool operator==(const WeightFormat&) const = default;
 };
 

@@ -66,12 +66,16 @@ Status writeLibrary(const Graph& g, const WeightFormat& f, std::byte* dst) {
   if ((f.transposed || f.group > 0) && t.shape().size() != 2) {
     return invalidArgument("a transposed or grouped library weight that is not 2-D");
   }
-  if (f.group > 0) {  // [planes][G][R][pitch]: hi, then lo = x - hi when split
+  if (f.group > 0) {  // [G][planes][R][pitch]: hi, then lo = x - hi when split
     if (cols % f.group != 0 || f.pitch < f.group) return invalidArgument("a grouped weight's columns do not split");
-    const int64_t groups = cols / f.group, plane = groups * rows * f.pitch;
+    if (f.swizzle128 && (f.pitch * 4 != 128 || f.element != Precision::kF32)) {
+      return invalidArgument("a swizzled grouped weight whose rows are not 128 bytes of f32");
+    }
+    const int64_t planes = f.split ? 2 : 1;
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t c = 0; c < cols; ++c) {
-        const int64_t at = (c / f.group * rows + r) * f.pitch + c % f.group;
+        const int64_t k = c % f.group, pos = f.swizzle128 ? ((k / 4) ^ (r % 8)) * 4 + k % 4 : k;
+        const int64_t at = (c / f.group * planes * rows + r) * f.pitch + pos;
         float x = src[r * cols + c];
         if (!f.split) {
           put(at, x);
@@ -83,7 +87,7 @@ Status writeLibrary(const Graph& g, const WeightFormat& f, std::byte* dst) {
         float hi = 0;
         std::memcpy(&hi, &bits, sizeof bits);
         put(at, hi);
-        put(plane + at, x - hi);
+        put(at + rows * f.pitch, x - hi);
       }
     }
     return Status::ok();
