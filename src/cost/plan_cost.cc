@@ -194,9 +194,10 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
   const std::string& cls = c.cache.cls[static_cast<size_t>(id)];
   if (c.cache.kernel[static_cast<size_t>(id)] == "view") return KernelEstimate{0, 0, 0, 0, Bound::kFree, "view", ""};
   const KernelInfo& info = kernelInfo(chosen);
-  // The CUDA backend runs an unassigned CIN in f32 math as its generated
-  // kernel (no outer product in memory), in tensor-core math on cuBLASLt
-  // (cublaslt.cin: cuda_program.cc): priced so where the profile measured it.
+  // The CUDA backend runs an unassigned CIN in f32 and tf32 math as its
+  // generated kernel (no outer product in memory), in bf16 / f16 math on
+  // cuBLASLt (cublaslt.cin: cuda_program.cc): priced so where the profile
+  // measured it.
   const bool generatedCin = c.cache.kernel[static_cast<size_t>(id)] == "nvrtc.cin";
   OpCounts counts =
       memberCounts(c, id, kernel, pattern == Pattern::kCin && (chosen != 0 || generatedCin), pattern == Pattern::kCin);
@@ -244,8 +245,9 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
       std::string p = mathKernelPrecision(n.mir.math);
       // A probed CIN: the layer's own kernel in this math mode (CUDA backend
       // probes: "nvrtc.cin_tf32"); else the fastest kernel the profile has for it.
+      const std::string autoCin = n.mir.math == Precision::kTF32 ? "nvrtc.cin" : "cublaslt.cin";
       const std::string mine = (chosen != 0                  ? std::string(info.name)
-                                : pattern == Pattern::kCin ? std::string("cublaslt.cin")
+                                : pattern == Pattern::kCin ? autoCin
                                                            : c.cache.kernel[static_cast<size_t>(id)]) +
                                "_" + p;
       const KernelEfficiency* inMath = cls == "gemm.cin" ? c.hw.efficiency(mine, cls) : nullptr;

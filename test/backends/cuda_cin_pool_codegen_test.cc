@@ -153,10 +153,10 @@ TEST(CudaCinPoolCodegen, SmallPooledLayersOnEitherKernelCompile) {
   }
 }
 
-// A CIN layer the plan leaves unassigned runs on nvrtc.cin in f32 math and
-// on cublaslt.cin (a kCinGemm step) in tensor-core math, as the cost model
-// prices it.
-TEST(CudaCinPoolCodegen, UnassignedLayersRunOnNvrtcInF32AndOnCublasLtInTensorCoreMath) {
+// A CIN layer the plan leaves unassigned runs on nvrtc.cin in f32 and tf32
+// math and on cublaslt.cin (a kCinGemm step) in bf16 and f16 math, as the
+// cost model prices it.
+TEST(CudaCinPoolCodegen, UnassignedLayersRunOnNvrtcInF32AndTf32AndOnCublasLtInBf16AndF16) {
   for (Precision math : kModes) {
     Graph g = rectest::pooledCinLayers(8);
     for (Node& n : g.mutableNodes()) {
@@ -170,8 +170,9 @@ TEST(CudaCinPoolCodegen, UnassignedLayersRunOnNvrtcInF32AndOnCublasLtInTensorCor
       gemmSteps += s.kind == cuda::StepKind::kCinGemm ? 1 : 0;
       generated += s.kind == cuda::StepKind::kGenerated && s.name.rfind("nvrtc.cin[", 0) == 0 ? 1 : 0;
     }
-    EXPECT_EQ(gemmSteps, math == Precision::kF32 ? 0 : 2) << precisionName(math);
-    EXPECT_EQ(generated, math == Precision::kF32 ? 2 : 0) << precisionName(math);
+    const bool onNvrtc = math == Precision::kF32 || math == Precision::kTF32;
+    EXPECT_EQ(gemmSteps, onNvrtc ? 0 : 2) << precisionName(math);
+    EXPECT_EQ(generated, onNvrtc ? 2 : 0) << precisionName(math);
   }
 }
 

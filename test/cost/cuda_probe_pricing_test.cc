@@ -79,10 +79,10 @@ TEST(CudaProbePricing, CinLayerIsPricedByItsOwnCurveNotCublas) {
   EXPECT_NEAR(viaPlan.seconds, after.seconds, 1e-12);
 }
 
-// A tensor-core CIN on nvrtc.cin is priced by that kernel's entry of its
-// math mode (no peak ratio); one the plan leaves unassigned runs on
-// cuBLASLt in tensor-core math (cuda_program.cc) and is priced by
-// cublaslt.cin's entry of that mode, not by nvrtc.cin's wmma kernel.
+// A tensor-core CIN is priced by its kernel's entry of its math mode (no
+// peak ratio); one the plan leaves unassigned runs as the CUDA backend runs
+// it (cuda_program.cc): in tf32 on nvrtc.cin's step kernels, in bf16 on
+// cuBLASLt, and is priced by that kernel's entry.
 TEST(CudaProbePricing, ATensorCoreCinIsPricedByItsMathModesEntry) {
   Graph g = parsed(specFor("nvrtc.cin", "gemm.cin", 1));
   const int64_t batch = 4096;
@@ -90,20 +90,29 @@ TEST(CudaProbePricing, ATensorCoreCinIsPricedByItsMathModesEntry) {
   HardwareProfile hw = probed();
   hw.efficiencies.push_back(entry("nvrtc.cin_tf32", "gemm.cin", 4e-6, {{1e6, 2e11}, {1e10, 4e12}}));
   hw.efficiencies.push_back(entry("cublaslt.cin_tf32", "gemm.cin", 4e-6, {{1e6, 5e11}, {1e10, 9e12}}));
-  for (Node& n : g.mutableNodes()) {
-    if (n.op == OpKind::kCIN) n.mir.math = Precision::kTF32;
-  }
-  KernelEstimate unassigned = only(priced(hw, g, batch));
-  const double lt = hw.efficiency("cublaslt.cin_tf32", "gemm.cin")->rateAt(flops);
-  EXPECT_NEAR(unassigned.computeS, flops / lt, 1e-9 * flops / lt);
-  for (Node& n : g.mutableNodes()) {
-    if (n.op == OpKind::kCIN) n.mir.kernel = *kernelByName("nvrtc.cin");
-  }
-  KernelEstimate e = only(priced(hw, g, batch));
-  EXPECT_EQ(e.kernel, "nvrtc.cin");
-  const double rate = hw.efficiency("nvrtc.cin_tf32", "gemm.cin")->rateAt(flops);
-  EXPECT_NEAR(e.computeS, flops / rate, 1e-9 * flops / rate);  // its own tf32 curve, no peak ratio
-  EXPECT_GT(e.seconds, unassigned.seconds);
+  hw.efficiencies.push_back(entry("nvrtc.cin_bf16", "gemm.cin", 4e-6, {{1e6, 1e11}, {1e10, 2e12}}));
+  hw.efficiencies.push_back(entry("cublaslt.cin_bf16", "gemm.cin", 4e-6, {{1e6, 7e11}, {1e10, 2e13}}));
+  auto withCin = [&](Precision math, const char* kernel) {
+    Graph out = g;
+    for (Node& n : out.mutableNodes()) {
+      if (n.op != OpKind::kCIN) continue;
+      n.mir.math = math;
+      n.mir.kernel = kernel == nullptr ? 0 : *kernelByName(kernel);
+    }
+    return only(priced(hw, out, batch));
+  };
+  auto rate = [&](const char* kernel) { return hw.efficiency(kernel, "gemm.cin")->rateAt(flops); };
+  KernelEstimate unassigned = withCin(Precision::kTF32, nullptr);
+  EXPECT_NEAR(unassigned.computeS, flops / rate("nvrtc.cin_tf32"), 1e-9 * flops / rate("nvrtc.cin_tf32"));
+  KernelEstimate generated = withCin(Precision::kTF32, "nvrtc.cin");
+  EXPECT_EQ(generated.kernel, "nvrtc.cin");
+  EXPECT_NEAR(generated.computeS, unassigned.computeS, 1e-12);  // its own tf32 curve, no peak ratio
+  KernelEstimate library = withCin(Precision::kTF32, "cublaslt.cin");
+  EXPECT_NEAR(library.computeS, flops / rate("cublaslt.cin_tf32"), 1e-9 * flops / rate("cublaslt.cin_tf32"));
+  EXPECT_LT(library.seconds, unassigned.seconds) << "the faster entry of this profile";
+  KernelEstimate bf16 = withCin(Precision::kBF16, nullptr);
+  EXPECT_NEAR(bf16.computeS, flops / rate("cublaslt.cin_bf16"), 1e-9 * flops / rate("cublaslt.cin_bf16"));
+  EXPECT_GT(withCin(Precision::kBF16, "nvrtc.cin").seconds, bf16.seconds);
 }
 
 TEST(CudaProbePricing, LookupsAndElementwiseUseTheirGeneratedKernels) {

@@ -24,14 +24,17 @@ constexpr int64_t kNominalSymbol = 7;  // symbol value a GEMM's layout is checke
 // Whether a CIN layer whose plan kernel is `k` runs on cublaslt.cin:
 // $CAGR_CUDA_CIN=cublaslt / nvrtc overrides the plan for every layer (a
 // side-by-side of the two kernels on one plan), else the plan decides; an
-// unassigned layer (k = 0) runs on cuBLASLt in tensor-core math (nvrtc.cin's
-// wmma kernel measured 30 / 49 TFLOP/s on the H200 in tf32 / bf16 against
-// cublaslt.cin's 139 / 203) and on nvrtc.cin in f32.
+// unassigned layer (k = 0) runs on cuBLASLt in bf16 / f16 math (nvrtc.cin's
+// wmma kernel measured 49 TFLOP/s on the H200 in bf16 against
+// cublaslt.cin's 203) and on nvrtc.cin's step kernels in f32 and tf32 (the
+// cost model prices it so: plan_cost.cc memberTime; xDeepFM's 200x200x22
+// layers probed on one H100 in tf32 at 191 TFLOP/s on the warpgroup kernel
+// against cublaslt.cin's 119). A plan still chooses either by its kernel.
 bool cinOnCublasLt(KernelId k, Precision math) {
   const char* env = std::getenv("CAGR_CUDA_CIN");
   std::string force = env != nullptr ? env : "";
   if (force == "cublaslt" || force == "nvrtc") return force == "cublaslt";
-  if (k == 0) return math != Precision::kF32;
+  if (k == 0) return math != Precision::kF32 && math != Precision::kTF32;
   return std::string(kernelInfo(k).name) == "cublaslt.cin";
 }
 
