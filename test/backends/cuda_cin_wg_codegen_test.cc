@@ -134,6 +134,49 @@ TEST(CudaCinWgCodegen, OtherGpusTheSwitchAndWideX0KeepTheMmaSyncKernel) {
   EXPECT_NE(steps[0]->name.find("[64x40x40, f32, 3xtf32]"), std::string::npos) << steps[0]->name;
 }
 
+// bf16 math, asked for with CAGR_CUDA_CIN_BF16=wg: two xk rows a stage, W
+// as bf16 stages (K = 2 M, rows of 64 bf16, swizzled), m64nOk16 bf16
+// wgmmas; not asked for, the wmma kernel. (Not yet run on a GPU: the GPU
+// case is in cuda_cin_test.cc.)
+TEST(CudaCinWgCodegen, Bf16LayersTakeTheWarpgroupKernelWhenAsked) {
+  Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kBF16, 64, 72);
+  auto plain = cuda::lowerPlan(g, h200(), 90);
+  ASSERT_TRUE(plain.isOk()) << plain.status().message();
+  for (const auto* s : cinSteps(*plain)) EXPECT_NE(s->name.find(", wmma]"), std::string::npos) << s->name;
+  setenv("CAGR_CUDA_CIN_BF16", "wg", 1);
+  auto p = cuda::lowerPlan(g, h200(), 90);
+  unsetenv("CAGR_CUDA_CIN_BF16");
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  const auto steps = cinSteps(*p);
+  ASSERT_EQ(steps.size(), 2u);
+  for (const cuda::ProgramStep* s : steps) {
+    EXPECT_NE(s->name.find(", bf16 wgmma]"), std::string::npos) << s->name;
+    const Node& cin = g.node(s->nodes.front());
+    const int64_t O = g.type(cin.inputs[2]).dims[0], K = g.type(cin.inputs[2]).dims[1];
+    int weights = 0;
+    for (const cuda::WeightFormat& f : s->constants) {
+      if (f.value != cin.inputs[2]) continue;
+      ++weights;
+      EXPECT_EQ(f.group, 12) << s->name << ": two rows of M = 6 a stage";
+      EXPECT_EQ(f.pitch, 64) << s->name << ": 128 bytes of bf16";
+      EXPECT_EQ(f.element, Precision::kBF16) << s->name;
+      EXPECT_TRUE(f.swizzle128 && !f.split && !f.tf32) << s->name;
+      EXPECT_EQ(cuda::weightBytes(g, f), static_cast<size_t>(K / 12 * O * 64 * 2)) << s->name;
+    }
+    EXPECT_EQ(weights, 1) << s->name;
+  }
+  cuda::NvrtcOptions o;
+  o.arch = "sm_90a";
+  o.cacheDir = (fs::temp_directory_path() / ("cagr-nvrtc-cin-wg-bf16-" + std::to_string(getpid()))).string();
+  auto m = cuda::compileModule(p->moduleSource, o);
+  std::error_code ec;
+  fs::remove_all(o.cacheDir, ec);
+  ASSERT_TRUE(m.isOk()) << m.status().message();
+  EXPECT_EQ(m->log.find("warning"), std::string::npos) << m->log;
+  EXPECT_NE(m->ptx.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"), std::string::npos);
+  EXPECT_NE(m->ptx.find("wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16"), std::string::npos);
+}
+
 // A plan priced at a batch (Graph::meta "batch", as the optimizer marks
 // it) of fewer 128-column blocks than an eighth of the SMs keeps
 // cagr_cin_x3_step (D = 8: batch 263 is 16.4 blocks, 264 is 16.5 = 132 /
@@ -204,6 +247,20 @@ TEST(CudaCinWgCodegen, GroupedWeightsAreSwizzledStagesPerHInHiLoPlanes) {
     }
     EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(seen.size()))
         << "every float of the stages is one (h, plane, o, m)";
+  }
+  // bf16: two rows of M a stage, chunks of 8 values, each value rounded to bf16.
+  cuda::WeightFormat bf{w, true, 64, false, Precision::kBF16, false, 2 * M, false, true};
+  std::vector<uint16_t> half(cuda::weightBytes(g, bf) / 2, 0xffff);
+  ASSERT_EQ(static_cast<int64_t>(half.size()), H / 2 * O * 64);
+  ASSERT_TRUE(cuda::writeWeight(g, bf, reinterpret_cast<std::byte*>(half.data())).isOk());
+  for (int64_t st = 0; st < H / 2; ++st) {
+    for (int64_t o = 0; o < O; ++o) {
+      for (int64_t k = 0; k < 64; ++k) {
+        const uint16_t got = half[static_cast<size_t>((st * O + o) * 64 + ((k / 8) ^ (o % 8)) * 8 + k % 8)];
+        const uint16_t want = k < 2 * M ? floatToBf16(t.data<float>()[o * K + st * 2 * M + k]) : 0;
+        ASSERT_EQ(got, want) << "stage " << st << " o " << o << " k " << k;
+      }
+    }
   }
   cuda::WeightFormat narrow{w, true, 8, false, Precision::kF32, false, M, false, true};
   std::vector<float> dev(cuda::weightBytes(g, narrow) / 4);

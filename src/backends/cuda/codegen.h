@@ -76,13 +76,15 @@ struct GeneratedKernel {
   int numOutputs = 0;            // the last numOutputs params are written
   std::vector<ValueId> transposed;  // constants read as the transpose of their 2-D [R, C]: [C, R], f32 as stored
   std::vector<ValueId> tf32;        // of those, the ones read rounded to TF32 (WeightFormat::tf32)
-  // CIN weights [O, H*M] read K-major per h (WeightFormat::group): value, M,
-  // row pitch, whether as hi / lo planes (WeightFormat::split) and in
-  // swizzled rows of 128 bytes (WeightFormat::swizzle128).
+  // CIN weights [O, H*M] read K-major per stage (WeightFormat::group):
+  // value, K per stage, row pitch, whether as hi / lo planes
+  // (WeightFormat::split), in swizzled rows of 128 bytes
+  // (WeightFormat::swizzle128) and as f32 or bf16 (WeightFormat::element).
   struct Grouped {
     ValueId value = kNoValue;
     int64_t group = 0, pitch = 0;
     bool split = false, swizzle128 = false;
+    Precision element = Precision::kF32;
   };
   std::vector<Grouped> grouped;
   std::vector<ExtentRef> extents;  // then one `long long` per entry

@@ -582,14 +582,19 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   // takes it at any batch, =0 never.
   const std::string wgEnv = envValue("CAGR_CUDA_CIN_WG");
   const bool wgBatch = wgEnv == "1" || r.batch <= 0 || r.batch * D * 8 >= int64_t{128} * r.sms;
-  const bool wg = x3 && r.sm == 90 && mp <= 32 && wgEnv != "0" && wgBatch && (sum < 0 || 128 % D == 0) &&
-                  wgShared + wgPool <= kCinWgSharedLimit;
+  // bf16 math: two xk rows a stage (K = 2 M, padded to 16, in 128 bytes),
+  // opt-in with CAGR_CUDA_CIN_BF16=wg (not yet run on a GPU); else the wmma
+  // kernel below (a plan's unassigned bf16 layers run on cuBLASLt).
+  const bool wgBf16 = P == 2 && wideShape && envValue("CAGR_CUDA_CIN_BF16") == "wg" && H % 2 == 0 && 2 * M <= 64;
+  const bool wg = (x3 || wgBf16) && r.sm == 90 && mp <= 32 && wgEnv != "0" && wgBatch &&
+                  (sum < 0 || 128 % D == 0) && wgShared + wgPool <= kCinWgSharedLimit;
   const int64_t stepShared = (2 * M * O + 3 * M * 64) * 4;
   const int64_t poolShared = sum >= 0 ? O * (64 / D) * 4 : 0;
   const bool step = wide && !x3 && r.sm >= 80 && stepShared + poolShared <= kCinStepSharedLimit;  // cp.async
   KernelBuilder k(r, "cin", src);
   // W: the step kernels read it transposed; the one-term tf32 one also rounded.
-  const std::string wArg = wg            ? k.inGrouped(n.inputs[2], M, 32, P == 0, true)
+  const std::string wArg = wg            ? (P == 2 ? k.inGrouped(n.inputs[2], 2 * M, 64, false, true, Precision::kBF16)
+                                                   : k.inGrouped(n.inputs[2], M, 32, P == 0, true))
                            : x3 && P == 1 ? k.inTransposedTf32(n.inputs[2])
                            : step || x3 ? k.inTransposed(n.inputs[2])
                                         : k.in(n.inputs[2]);
@@ -602,7 +607,7 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   CAGR_RETURN_IF_ERROR(tail.emit(k, "v", "l", put, "    "));
   // The tile: BM rows of O by BN columns (b, d) per block, BN a multiple of D when pooling.
   int64_t bm = 0, bn = 0, mt = 0, nt = 0, fm = 0;
-  if (step || x3) {
+  if (step || x3 || wg) {
     bm = O, bn = wg ? 128 : x3 ? x3Columns : 64;
   } else if (P == 0) {
     mt = (O + 7) / 8 <= 32 ? (O + 7) / 8 : 16;
@@ -625,14 +630,14 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
     CAGR_ASSIGN_OR_RETURN(std::string t, e.at(g.node(sum).inputs[0], "l"));
     const std::string add = "    cagr_cin_pool_add<" + std::to_string(O) + ", " + std::to_string(D) + ", " + tile +
                             ">(pool, l, " + t + ");\n";
-    put += step || x3 ? "    return " + t + ";\n" : add;  // the step kernels pool what put returns
+    put += step || x3 || wg ? "    return " + t + ";\n" : add;  // the step kernels pool what put returns
     prologue = "  __shared__ float pool[" + std::to_string(bm * (bn / D)) + "];\n  cagr_cin_pool_zero<" + tile +
                ">(pool);\n";
     epilogue = "  cagr_cin_pool_store<" + std::to_string(O) + ", " + tile + ">(pool, " + k.dim(xk[0]) +
                ", [&](long long i, float s) { cagr_st(" + k.out(g.node(sum).outputs[0]) + ", i, s); });\n";
   }
   // The step kernel's put returns what a pooled tail sums (0 without one).
-  const bool returns = step || x3;
+  const bool returns = step || x3 || wg;
   k.body = prologue + "  auto put = [&](long long l, float v)" + (returns ? " -> float" : "") + " {\n" + put +
            (returns && sum < 0 ? "    return 0.f;\n" : "") + "  };\n";
   std::string shape =
@@ -646,18 +651,18 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
                      precisionName(n.mir.math);
   const std::string suffix = tail.suffix(g) + (sum >= 0 ? "+sum" : "");
   if (wg) {
-    k.body += "  cagr_cin_wg_step<" + shape + ", " + b + ", " + (P == 0 ? "3" : "1") + ", " +
-              std::to_string(wgStages) + ">(" + args + (sum >= 0 ? ", pool" : ", nullptr") + ");\n" + epilogue;
+    k.body += "  cagr_cin_wg_step<" + shape + ", " + b + ", " + std::to_string(P) + ", " + std::to_string(wgStages) +
+              ">(" + args + (sum >= 0 ? ", pool" : ", nullptr") + ");\n" + epilogue;
     rule.threads = 256;
     rule.sharedBytes = static_cast<unsigned>(wgShared);
     rule.minBlocksPerSm = 1;
     rule.splitY = static_cast<unsigned>(cinWgSplit());
     rule.splitBelow = int64_t{r.sms} / 2;
     CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
-    return k.finish(src, rule, name + (P == 0 ? ", 3xtf32 wgmma]" : ", wgmma]") + suffix,
+    return k.finish(src, rule, name + (P == 0 ? ", 3xtf32 wgmma]" : P == 2 ? ", bf16 wgmma]" : ", wgmma]") + suffix,
                     std::string(kCinCommon) + tf32x3Helpers() + cinWgOperands() + cinWgSource() +
-                        cinWgMma(static_cast<int>(O)),
-                    "CAGR_CIN_WG_" + std::to_string(O));
+                        cinWgMma(static_cast<int>(O), P == 2),
+                    "CAGR_CIN_WG_" + std::to_string(O) + (P == 2 ? "_BF16" : ""));
   }
   if (x3) {
     k.body += "  cagr_cin_x3_step<" + shape + ", " + std::to_string(x3Wo) + ", " + b + ", " + (P == 0 ? "3" : "1") +

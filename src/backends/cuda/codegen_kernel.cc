@@ -111,9 +111,11 @@ std::string KernelBuilder::inTransposedTf32(ValueId v) {
   return inTransposed(v);
 }
 
-std::string KernelBuilder::inGrouped(ValueId v, int64_t group, int64_t pitch, bool split, bool swizzle128) {
-  grouped_.push_back({v, group, pitch, split, swizzle128});
-  if (!split && std::find(tf32_.begin(), tf32_.end(), v) == tf32_.end()) tf32_.push_back(v);
+std::string KernelBuilder::inGrouped(ValueId v, int64_t group, int64_t pitch, bool split, bool swizzle128,
+                                     Precision element) {
+  grouped_.push_back({v, group, pitch, split, swizzle128, element});
+  const bool tf32 = !split && element == Precision::kF32;
+  if (tf32 && std::find(tf32_.begin(), tf32_.end(), v) == tf32_.end()) tf32_.push_back(v);
   return in(v);
 }
 

@@ -69,9 +69,10 @@ class KernelBuilder {
   std::string inTransposedTf32(ValueId v);
   /// Registers CIN weight `v` ([O, H*M], f32) as read K-major per h
   /// (GeneratedKernel::grouped: M = `group`, rows at `pitch`, hi / lo planes
-  /// when `split`, else rounded to TF32, rows of 128 bytes swizzled when
-  /// `swizzle128`); returns its C name.
-  std::string inGrouped(ValueId v, int64_t group, int64_t pitch, bool split, bool swizzle128);
+  /// when `split`, else rounded to TF32 — or as bf16, `element` — rows of
+  /// 128 bytes swizzled when `swizzle128`); returns its C name.
+  std::string inGrouped(ValueId v, int64_t group, int64_t pitch, bool split, bool swizzle128,
+                        Precision element = Precision::kF32);
   std::string out(ValueId v);
   bool isMemberValue(ValueId v) const;  // produced by a member
   bool isOutput(ValueId v) const;       // one of the request's outputs
@@ -233,11 +234,12 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& r, std::string& src)
 /// needs tf32x3Helpers() before it.
 const char* cinX3Source();
 /// The wgmma CIN kernel's source (codegen_cin_wg.cc, sm_90a; needs
-/// kCinCommon's cagr_cp16, tf32x3Helpers() and cinWgOperands() before it) and its m64nOk8
-/// TF32 wgmma for one O, each guarded so a module may hold them twice.
+/// kCinCommon's cagr_tf32, tf32x3Helpers() and cinWgOperands() before it)
+/// and its m64nOk8 TF32 (or, `bf16`, m64nOk16 bf16) wgmma for one O, each
+/// guarded so a module may hold them twice.
 const char* cinWgSource();
 std::string cinWgOperands();  // gemm_wgmma.h wgmmaOperandSource(), which it needs before it
-std::string cinWgMma(int O);
+std::string cinWgMma(int O, bool bf16);
 /// cagr_split_tf32 / cagr_mma_tf32, guarded so a module may hold them twice,
 /// and the 3xTF32 GEMM tile (codegen_gemm_x3.cc).
 const char* tf32x3Helpers();

@@ -224,7 +224,7 @@ class Lowering {
       const bool tf32 = std::find(gk->tf32.begin(), gk->tf32.end(), v) != gk->tf32.end();
       auto grouped = std::find_if(gk->grouped.begin(), gk->grouped.end(), [&](const auto& c) { return c.value == v; });
       if (grouped != gk->grouped.end()) {
-        s.constants.push_back({p_.root(v), true, grouped->pitch, false, Precision::kF32, tf32, grouped->group,
+        s.constants.push_back({p_.root(v), true, grouped->pitch, false, grouped->element, tf32, grouped->group,
                                grouped->split, grouped->swizzle128});
         continue;
       }

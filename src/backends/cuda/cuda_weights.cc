@@ -68,13 +68,14 @@ Status writeLibrary(const Graph& g, const WeightFormat& f, std::byte* dst) {
   }
   if (f.group > 0) {  // [G][planes][R][pitch]: hi, then lo = x - hi when split
     if (cols % f.group != 0 || f.pitch < f.group) return invalidArgument("a grouped weight's columns do not split");
-    if (f.swizzle128 && (f.pitch * 4 != 128 || f.element != Precision::kF32)) {
-      return invalidArgument("a swizzled grouped weight whose rows are not 128 bytes of f32");
+    const int64_t size = f.element == Precision::kF32 ? 4 : 2, chunk = 16 / size;  // elements per 16 bytes
+    if (f.swizzle128 && f.pitch * size != 128) {
+      return invalidArgument("a swizzled grouped weight's rows are not 128 bytes");
     }
     const int64_t planes = f.split ? 2 : 1;
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t c = 0; c < cols; ++c) {
-        const int64_t k = c % f.group, pos = f.swizzle128 ? ((k / 4) ^ (r % 8)) * 4 + k % 4 : k;
+        const int64_t k = c % f.group, pos = f.swizzle128 ? ((k / chunk) ^ (r % 8)) * chunk + k % chunk : k;
         const int64_t at = (c / f.group * planes * rows + r) * f.pitch + pos;
         float x = src[r * cols + c];
         if (!f.split) {
