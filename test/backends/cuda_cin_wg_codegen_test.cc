@@ -48,6 +48,31 @@ std::vector<const cuda::ProgramStep*> cinSteps(const cuda::Program& p) {
   return out;
 }
 
+// lowerPlan(g) for sm_90 with $name set to `value` for that call only.
+StatusOr<cuda::Program> lowerWith(const Graph& g, const char* name, const char* value) {
+  setenv(name, value, 1);
+  auto p = cuda::lowerPlan(g, h200(), 90);
+  unsetenv(name);
+  return p;
+}
+
+// `source` NVRTC-compiled for sm_90a, in a cache directory of its own (removed after).
+StatusOr<cuda::CompiledModule> compileSm90a(const std::string& source) {
+  cuda::NvrtcOptions o;
+  o.arch = "sm_90a";
+  o.cacheDir = (fs::temp_directory_path() / ("cagr-nvrtc-cin-wg-test-" + std::to_string(getpid()))).string();
+  auto m = cuda::compileModule(source, o);
+  std::error_code ec;
+  fs::remove_all(o.cacheDir, ec);
+  return m;
+}
+
+// `p` lowered, and each of its CIN steps named with `tag` (", wmma]").
+void expectCinSteps(const StatusOr<cuda::Program>& p, const std::string& tag) {
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  for (const auto* s : cinSteps(*p)) EXPECT_NE(s->name.find(tag), std::string::npos) << s->name;
+}
+
 TEST(CudaCinWgCodegen, WideLayersOnSm90TakeTheWarpgroupKernel) {
   for (Precision math : {Precision::kF32, Precision::kTF32}) {
     const bool f32 = math == Precision::kF32;
@@ -94,12 +119,7 @@ TEST(CudaCinWgCodegen, WideLayersOnSm90TakeTheWarpgroupKernel) {
         EXPECT_EQ(large.grid[0], static_cast<unsigned>(4096 * d / 128)) << what;
         EXPECT_EQ(large.grid[1], 1u) << what << ": enough blocks, no cluster";
       }
-      cuda::NvrtcOptions o;
-      o.arch = "sm_90a";
-      o.cacheDir = (fs::temp_directory_path() / ("cagr-nvrtc-cin-wg-test-" + std::to_string(getpid()))).string();
-      auto m = cuda::compileModule(p->moduleSource, o);
-      std::error_code ec;
-      fs::remove_all(o.cacheDir, ec);
+      auto m = compileSm90a(p->moduleSource);
       ASSERT_TRUE(m.isOk()) << what << ": " << m.status().message();
       EXPECT_EQ(m->log.find("warning"), std::string::npos) << what << ": " << m->log;
       EXPECT_NE(m->ptx.find("wgmma.mma_async.sync.aligned.m64n72k8.f32.tf32.tf32"), std::string::npos) << what;
@@ -113,14 +133,8 @@ TEST(CudaCinWgCodegen, WideLayersOnSm90TakeTheWarpgroupKernel) {
 // with more than 32 x0 rows (M = 40: a K step wider than a 128-byte row).
 TEST(CudaCinWgCodegen, OtherGpusTheSwitchAndWideX0KeepTheMmaSyncKernel) {
   Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, 64, 72);
-  auto on80 = cuda::lowerPlan(g, h200(), 80);
-  ASSERT_TRUE(on80.isOk()) << on80.status().message();
-  for (const auto* s : cinSteps(*on80)) EXPECT_NE(s->name.find(", 3xtf32]"), std::string::npos) << s->name;
-  setenv("CAGR_CUDA_CIN_WG", "0", 1);
-  auto off = cuda::lowerPlan(g, h200(), 90);
-  unsetenv("CAGR_CUDA_CIN_WG");
-  ASSERT_TRUE(off.isOk()) << off.status().message();
-  for (const auto* s : cinSteps(*off)) EXPECT_NE(s->name.find(", 3xtf32]"), std::string::npos) << s->name;
+  expectCinSteps(cuda::lowerPlan(g, h200(), 80), ", 3xtf32]");
+  expectCinSteps(lowerWith(g, "CAGR_CUDA_CIN_WG", "0"), ", 3xtf32]");
 
   rectest::Builder b;
   ValueId x = b.input("x", DType::kF32, {kBatch, 40, 8});
@@ -140,12 +154,8 @@ TEST(CudaCinWgCodegen, OtherGpusTheSwitchAndWideX0KeepTheMmaSyncKernel) {
 // case is in cuda_cin_test.cc.)
 TEST(CudaCinWgCodegen, Bf16LayersTakeTheWarpgroupKernelWhenAsked) {
   Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kBF16, 64, 72);
-  auto plain = cuda::lowerPlan(g, h200(), 90);
-  ASSERT_TRUE(plain.isOk()) << plain.status().message();
-  for (const auto* s : cinSteps(*plain)) EXPECT_NE(s->name.find(", wmma]"), std::string::npos) << s->name;
-  setenv("CAGR_CUDA_CIN_BF16", "wg", 1);
-  auto p = cuda::lowerPlan(g, h200(), 90);
-  unsetenv("CAGR_CUDA_CIN_BF16");
+  expectCinSteps(cuda::lowerPlan(g, h200(), 90), ", wmma]");
+  auto p = lowerWith(g, "CAGR_CUDA_CIN_BF16", "wg");
   ASSERT_TRUE(p.isOk()) << p.status().message();
   const auto steps = cinSteps(*p);
   ASSERT_EQ(steps.size(), 2u);
@@ -165,12 +175,7 @@ TEST(CudaCinWgCodegen, Bf16LayersTakeTheWarpgroupKernelWhenAsked) {
     }
     EXPECT_EQ(weights, 1) << s->name;
   }
-  cuda::NvrtcOptions o;
-  o.arch = "sm_90a";
-  o.cacheDir = (fs::temp_directory_path() / ("cagr-nvrtc-cin-wg-bf16-" + std::to_string(getpid()))).string();
-  auto m = cuda::compileModule(p->moduleSource, o);
-  std::error_code ec;
-  fs::remove_all(o.cacheDir, ec);
+  auto m = compileSm90a(p->moduleSource);
   ASSERT_TRUE(m.isOk()) << m.status().message();
   EXPECT_EQ(m->log.find("warning"), std::string::npos) << m->log;
   EXPECT_NE(m->ptx.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"), std::string::npos);
