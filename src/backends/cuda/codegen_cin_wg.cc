@@ -169,11 +169,11 @@ __device__ __forceinline__ void cagr_cin_wg_step(const float* __restrict__ xk, c
   const float* xkp[2];
   bool ok[2];
   float x0r[2][NQ];
+  auto kOf = [t](int q) { return MATH == 2 ? 16 * (q / 4) + 2 * t + q % 2 + 8 * (q % 4 / 2) : t + 4 * q; };
   unsigned hsel = 0;
 #pragma unroll
   for (int q = 0; q < NQ; ++q) {
-    const int k = MATH == 2 ? 16 * (q / 4) + 2 * t + q % 2 + 8 * (q % 4 / 2) : t + 4 * q;
-    if (MATH == 2 && k >= M && k < 2 * M) hsel |= 1u << q;
+    if (MATH == 2 && kOf(q) >= M && kOf(q) < 2 * M) hsel |= 1u << q;
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -182,8 +182,7 @@ __device__ __forceinline__ void cagr_cin_wg_step(const float* __restrict__ xk, c
     xkp[r] = xk + b * H * D + d;
 #pragma unroll
     for (int q = 0; q < NQ; ++q) {
-      const int k = MATH == 2 ? 16 * (q / 4) + 2 * t + q % 2 + 8 * (q % 4 / 2) : t + 4 * q;
-      const int m = (hsel >> q) & 1u ? k - M : k;
+      const int k = kOf(q), m = (hsel >> q) & 1u ? k - M : k;
       x0r[r][q] = ok[r] && k < HS * M ? rnd(__ldg(x0 + (b * M + m) * D + d)) : 0.f;
     }
   }
