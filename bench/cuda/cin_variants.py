@@ -8,9 +8,9 @@ alike. A variant is a set of environment variables the CUDA backend reads:
 CAGR_CUDA_CIN=nvrtc|cublaslt runs every CIN layer on that kernel whatever
 the plan says; CAGR_CIN_X3_MT / _HSTEP / _STAGES / _SPLIT / _WO shape the
 generated step kernel (src/backends/cuda/codegen_cin.cc); CAGR_CUDA_CIN_WG=0|1
-and CAGR_CIN_WG_SPLIT the warpgroup one, CAGR_CUDA_CIN_BF16=wg puts bf16
-layers on it (not yet validated on a GPU: e.g. --precisions bf16 --variants
-"plan:;wg:CAGR_CUDA_CIN=nvrtc,CAGR_CUDA_CIN_BF16=wg").
+and CAGR_CIN_WG_SPLIT the warpgroup one, CAGR_CUDA_CIN_BF16=wmma keeps bf16
+layers off it (e.g. --precisions bf16 --variants
+"plan:;wg:CAGR_CUDA_CIN=nvrtc;wmma:CAGR_CUDA_CIN=nvrtc,CAGR_CUDA_CIN_BF16=wmma").
 
   python3 bench/cuda/cin_variants.py --cagr .devbundle/cagr --hw bench/results/hw/h200-probed.json \\
       --batches 256,4096 --precisions fp32,tf32 --out $OUT/cin_variants.md

@@ -177,8 +177,8 @@ TEST(CudaCinGpu, FusedReluMatchesTheReferenceOnEitherKernel) {
 // layers also on cagr_cin_wg_step (warpgroup MMAs, ", 3xtf32 wgmma]" /
 // ", wgmma]"; CAGR_CUDA_CIN_WG=0 keeps the others' cases on
 // cagr_cin_x3_step), in clusters of 2 (the default at batch 301), unsplit
-// and in clusters of 4 (CAGR_CIN_WG_SPLIT); bf16 layers on it too
-// (CAGR_CUDA_CIN_BF16=wg, ", bf16 wgmma]"), to bf16's bound.
+// and in clusters of 4 (CAGR_CIN_WG_SPLIT); bf16 layers on it too (",
+// bf16 wgmma]", their default on sm_90), to bf16's bound.
 TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
   std::string why;
   auto backend = gpuOrSkip(why);
@@ -200,6 +200,7 @@ TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
         Case{Precision::kTF32, "", "", ", mma]", 1e-2, "HSTEP=1"},
         Case{Precision::kTF32, "", "", ", mma]", 1e-2, "WO=8"},
         Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "WO=2"},
+        Case{Precision::kBF16, "", "", ", wmma]", 5e-2},
         Case{Precision::kF32, "", "", ", 3xtf32 wgmma]", 1e-4, "WG"},
         Case{Precision::kTF32, "", "", ", wgmma]", 1e-2, "WG"},
         Case{Precision::kF32, "", "", ", 3xtf32 wgmma]", 1e-4, "WG_SPLIT=1"},
@@ -209,7 +210,7 @@ TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
     const bool wg = std::string(c.knob).rfind("WG", 0) == 0;
     if (wg && cuda::deviceInfo().major * 10 + cuda::deviceInfo().minor != 90) continue;  // sm_90a only
     setEnv("CAGR_CUDA_CIN_WG", wg ? "" : "0");
-    setEnv("CAGR_CUDA_CIN_BF16", c.math == Precision::kBF16 ? "wg" : "");
+
     setEnv("CAGR_CUDA_CIN_F32", c.f32);
     setEnv("CAGR_CIN_X3_SPLIT", c.split);
     const std::string knob = std::string(c.knob) == "WG" ? "" : c.knob;
@@ -234,7 +235,6 @@ TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
   unsetenv("CAGR_CUDA_CIN_F32");
   unsetenv("CAGR_CIN_X3_SPLIT");
   unsetenv("CAGR_CUDA_CIN_WG");
-  unsetenv("CAGR_CUDA_CIN_BF16");
 }
 
 // The pooled tail (xDeepFM's sum over D fused into each CIN layer's kernel,

@@ -148,14 +148,15 @@ TEST(CudaCinWgCodegen, OtherGpusTheSwitchAndWideX0KeepTheMmaSyncKernel) {
   EXPECT_NE(steps[0]->name.find("[64x40x40, f32, 3xtf32]"), std::string::npos) << steps[0]->name;
 }
 
-// bf16 math, asked for with CAGR_CUDA_CIN_BF16=wg: two xk rows a stage, W
-// as bf16 stages (K = 2 M, rows of 64 bf16, swizzled), m64nOk16 bf16
-// wgmmas; not asked for, the wmma kernel. (Not yet run on a GPU: the GPU
-// case is in cuda_cin_test.cc.)
-TEST(CudaCinWgCodegen, Bf16LayersTakeTheWarpgroupKernelWhenAsked) {
+// bf16 math on sm_90, at any batch: two xk rows a stage, W as bf16 stages
+// (K = 2 M, rows of 64 bf16, swizzled), m64nOk16 bf16 wgmmas; with
+// CAGR_CUDA_CIN_BF16=wmma, and before sm_90, the wmma kernel. (The GPU case
+// is in cuda_cin_test.cc.)
+TEST(CudaCinWgCodegen, Bf16LayersTakeTheWarpgroupKernelOnSm90) {
   Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kBF16, 64, 72);
-  expectCinSteps(cuda::lowerPlan(g, h200(), 90), ", wmma]");
-  auto p = lowerWith(g, "CAGR_CUDA_CIN_BF16", "wg");
+  expectCinSteps(lowerWith(g, "CAGR_CUDA_CIN_BF16", "wmma"), ", wmma]");
+  expectCinSteps(cuda::lowerPlan(g, h200(), 80), ", wmma]");
+  auto p = cuda::lowerPlan(g, h200(), 90);
   ASSERT_TRUE(p.isOk()) << p.status().message();
   const auto steps = cinSteps(*p);
   ASSERT_EQ(steps.size(), 2u);
@@ -186,13 +187,16 @@ TEST(CudaCinWgCodegen, Bf16LayersTakeTheWarpgroupKernelWhenAsked) {
 // it) of fewer 128-column blocks than an eighth of the SMs keeps
 // cagr_cin_x3_step (D = 8: batch 263 is 16.4 blocks, 264 is 16.5 = 132 /
 // 8); unmarked or at 264 and more the warpgroup kernel;
-// CAGR_CUDA_CIN_WG=1 takes it anyway.
+// CAGR_CUDA_CIN_WG=1 takes it anyway. bf16 layers take it at any batch
+// (their alternative, the wmma kernel, is slower at every batch).
 TEST(CudaCinWgCodegen, APlanPricedAtASmallBatchKeepsTheMmaSyncKernel) {
   for (auto [batch, env, tag] : {std::tuple{int64_t{64}, "", ", 3xtf32]"}, std::tuple{int64_t{263}, "", ", 3xtf32]"},
                                  std::tuple{int64_t{264}, "", ", 3xtf32 wgmma]"},
                                  std::tuple{int64_t{4096}, "", ", 3xtf32 wgmma]"},
-                                 std::tuple{int64_t{256}, "1", ", 3xtf32 wgmma]"}}) {
-    Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, 64, 72);
+                                 std::tuple{int64_t{256}, "1", ", 3xtf32 wgmma]"},
+                                 std::tuple{int64_t{64}, "", ", bf16 wgmma]"}}) {
+    const Precision math = std::string(tag).find("bf16") != std::string::npos ? Precision::kBF16 : Precision::kF32;
+    Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", math, 64, 72);
     g.mutableMeta().set("batch", batch);
     if (*env != '\0') setenv("CAGR_CUDA_CIN_WG", env, 1);
     auto p = cuda::lowerPlan(g, h200(), 90);

@@ -235,10 +235,12 @@ TEST(CudaCodegenPrecision, ReducedTablesCompile) {
 
 TEST(CudaCodegenPrecision, CinMathModesCompile) {
   // xdeepfm's three CIN layers on tensor cores in tf32, bf16 and f16 (f32,
-  // the FFMA kernel, is in the none plan of the zoo test); tf32 on the wmma
-  // kernel, as CAGR_CUDA_CIN_TF32=wmma asks (its default is the one-term
-  // step kernel: CudaCinPoolCodegen).
+  // the FFMA kernel, is in the none plan of the zoo test); tf32 and bf16 on
+  // the wmma kernel, as CAGR_CUDA_CIN_TF32=wmma and CAGR_CUDA_CIN_BF16=wmma
+  // ask (their defaults on sm_90 are the step kernels: CudaCinPoolCodegen,
+  // CudaCinWgCodegen).
   setenv("CAGR_CUDA_CIN_TF32", "wmma", 1);
+  setenv("CAGR_CUDA_CIN_BF16", "wmma", 1);
   Graph g = optimized(rwtest::zoo("xdeepfm"), "greedy");
   const Precision modes[] = {Precision::kTF32, Precision::kBF16, Precision::kF16};
   int cins = 0;
@@ -269,6 +271,7 @@ TEST(CudaCodegenPrecision, CinMathModesCompile) {
   }
   compileAndCheck(prog->moduleSource, prog->kernels, "xdeepfm cin tf32/bf16/f16");
   unsetenv("CAGR_CUDA_CIN_TF32");
+  unsetenv("CAGR_CUDA_CIN_BF16");
 }
 
 TEST(CudaCodegenPrecision, CinOnCublasLtInEveryMathMode) {

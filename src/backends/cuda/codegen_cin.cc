@@ -582,11 +582,16 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
   // takes it at any batch, =0 never.
   const std::string wgEnv = envValue("CAGR_CUDA_CIN_WG");
   const bool wgBatch = wgEnv == "1" || r.batch <= 0 || r.batch * D * 8 >= int64_t{128} * r.sms;
-  // bf16 math: two xk rows a stage (K = 2 M, padded to 16, in 128 bytes),
-  // opt-in with CAGR_CUDA_CIN_BF16=wg (not yet run on a GPU); else the wmma
-  // kernel below (a plan's unassigned bf16 layers run on cuBLASLt).
-  const bool wgBf16 = P == 2 && wideShape && envValue("CAGR_CUDA_CIN_BF16") == "wg" && H % 2 == 0 && 2 * M <= 64;
-  const bool wg = (x3 || wgBf16) && r.sm == 90 && mp <= 32 && wgEnv != "0" && wgBatch &&
+  // bf16 math: two xk rows a stage (K = 2 M, padded to 16, in 128 bytes), at
+  // any batch (the wmma kernel, its alternative, is 5-10x slower at every
+  // batch) unless CAGR_CUDA_CIN_BF16=wmma. xDeepFM bf16, every CIN layer on
+  // nvrtc.cin, one H100 (cin_variants.py, ms / peak MB): batch 256 0.140 /
+  // 15.1 against the wmma kernel's 1.364 / 17.2 and cuBLASLt's 0.157 / 61.0;
+  // 4096 0.879 / 139 against 5.94 / 141 and 1.485 / 353. A plan's
+  // unassigned bf16 layers still run on cuBLASLt (other GPUs have only the
+  // wmma kernel); greedy moves them by the profile's nvrtc.cin_bf16.
+  const bool wgBf16 = P == 2 && wideShape && envValue("CAGR_CUDA_CIN_BF16") != "wmma" && H % 2 == 0 && 2 * M <= 64;
+  const bool wg = (x3 || wgBf16) && r.sm == 90 && mp <= 32 && wgEnv != "0" && (wgBatch || wgBf16) &&
                   (sum < 0 || 128 % D == 0) && wgShared + wgPool <= kCinWgSharedLimit;
   const int64_t stepShared = (2 * M * O + 3 * M * 64) * 4;
   const int64_t poolShared = sum >= 0 ? O * (64 / D) * 4 : 0;

@@ -24,9 +24,11 @@ constexpr int64_t kNominalSymbol = 7;  // symbol value a GEMM's layout is checke
 // Whether a CIN layer whose plan kernel is `k` runs on cublaslt.cin:
 // $CAGR_CUDA_CIN=cublaslt / nvrtc overrides the plan for every layer (a
 // side-by-side of the two kernels on one plan), else the plan decides; an
-// unassigned layer (k = 0) runs on cuBLASLt in bf16 / f16 math (nvrtc.cin's
-// wmma kernel measured 49 TFLOP/s on the H200 in bf16 against
-// cublaslt.cin's 203) and on nvrtc.cin's step kernels in f32 and tf32 (the
+// unassigned layer (k = 0) runs on cuBLASLt in bf16 / f16 math (before
+// sm_90 nvrtc.cin has only its wmma kernel there, 49 TFLOP/s on the H200 in
+// bf16 against cublaslt.cin's 203; on sm_90 its bf16 warpgroup kernel is
+// faster, which greedy finds in the profile's nvrtc.cin_bf16 and assigns)
+// and on nvrtc.cin's step kernels in f32 and tf32 (the
 // cost model prices it so: plan_cost.cc memberTime; xDeepFM's 200x200x22
 // layers probed on one H100 in tf32 at 191 TFLOP/s on the warpgroup kernel
 // against cublaslt.cin's 119). A plan still chooses either by its kernel.
