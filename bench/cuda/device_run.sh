@@ -16,6 +16,7 @@
 # report with `python3 bench/cuda/run.py --merge` (README.md beside this).
 set -uo pipefail
 phase=${1:-}
+budget=${CAGR_DEVICE_SECONDS:-560}  # each call's seconds, under the device tool's 600
 : "${OUT:?OUT (the folder whose files come back) is not set}"
 case "$phase" in 1 | 2) ;; *) echo "usage: $0 1|2" >&2; exit 2 ;; esac
 if [ ! -x .devbundle/cagr ] && [ -f .devpack/bins.tgz ]; then
@@ -43,14 +44,14 @@ if [ "$phase" = 1 ]; then
 else
   batches=4096
 fi
-left=$((560 - SECONDS))
+left=$((budget - SECONDS))
 [ "$left" -gt 90 ] || { echo "no time left for the side by side (${SECONDS}s gone)"; exit 1; }
 timeout $((left + 20)) python3 bench/cuda/run.py --batches "$batches" --precisions fp32,tf32,bf16 --engines "$engines" \
   --cagr .devbundle/cagr --cagr-args "--hw $profile" --deadline $((left - 30)) --out "$OUT/b$batches" \
   >/tmp/sbs.log 2>&1
 echo "side by side rc=$? at ${SECONDS}s"; tail -3 /tmp/sbs.log
 grep -E '^\| [a-z]' "$OUT/b$batches/cuda_side_by_side.md" | head -14
-left=$((560 - SECONDS))
+left=$((budget - SECONDS))
 if [ "$phase" = 2 ] && [ "$left" -gt 120 ]; then  # ~45 s of autotuning per model
   timeout $((left + 20)) python3 bench/cuda/run.py --batches 4096 --precisions tf32 --engines max_autotune,cagr \
     --cagr .devbundle/cagr --cagr-args "--hw $profile" --deadline $((left - 60)) --out "$OUT/ma" >/tmp/ma.log 2>&1
