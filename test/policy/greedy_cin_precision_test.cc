@@ -15,8 +15,9 @@
 namespace cagr {
 namespace {
 
-// The built-in H200 profile with CIN entries at those rates (flat curves).
-HardwareProfile cinProbed(double f32, double ltTf32, double genTf32) {
+// The built-in H200 profile with CIN entries at those rates (flat curves),
+// bf16 ones where given.
+HardwareProfile cinProbed(double f32, double ltTf32, double genTf32, double ltBf16 = 0, double genBf16 = 0) {
   HardwareProfile hw = pricingtest::h200();
   hw.provenance = "measured";
   auto flat = [](double r) { return std::vector<RatePoint>{{1e6, r / 20}, {1e8, r}, {1e12, r}}; };
@@ -24,15 +25,18 @@ HardwareProfile cinProbed(double f32, double ltTf32, double genTf32) {
   hw.efficiencies.push_back(pricingtest::entry("cublaslt.cin", "gemm.cin", 5e-6, flat(35e12)));
   hw.efficiencies.push_back(pricingtest::entry("cublaslt.cin_tf32", "gemm.cin", 5e-6, flat(ltTf32)));
   hw.efficiencies.push_back(pricingtest::entry("nvrtc.cin_tf32", "gemm.cin", 5e-6, flat(genTf32)));
+  if (ltBf16 > 0) hw.efficiencies.push_back(pricingtest::entry("cublaslt.cin_bf16", "gemm.cin", 5e-6, flat(ltBf16)));
+  if (genBf16 > 0) hw.efficiencies.push_back(pricingtest::entry("nvrtc.cin_bf16", "gemm.cin", 5e-6, flat(genBf16)));
   return hw;
 }
 
-// Greedy's xDeepFM plan at batch 4096 with tf32 math allowed (as cagr
-// optimize --precision tf32): each CIN layer's math and kernel name.
-std::vector<std::pair<Precision, std::string>> cinChoices(const HardwareProfile& hw) {
+// Greedy's xDeepFM plan at batch 4096 with `low` math allowed (as cagr
+// optimize --precision tf32 / bf16): each CIN layer's math and kernel name.
+std::vector<std::pair<Precision, std::string>> cinChoices(const HardwareProfile& hw,
+                                                          Precision low = Precision::kTF32) {
   auto t = makeTarget(hw);
   EXPECT_TRUE(t.isOk()) << t.status().message();
-  t->math = {Precision::kF32, Precision::kTF32};
+  t->math = {Precision::kF32, low};
   t->storage = {Precision::kF32};
   auto policy = makePolicy("greedy");
   EXPECT_TRUE(policy.isOk());
@@ -66,6 +70,27 @@ TEST(GreedyCinPrecision, CublasLtOrF32WhereTheProfileSaysSo) {
   }
   for (const auto& [math, kernel] : cinChoices(cinProbed(300e12, 100e12, 120e12))) {
     EXPECT_EQ(math, Precision::kF32) << kernel;
+  }
+}
+
+// bf16: an unassigned bf16 layer runs on cuBLASLt (before sm_90 nvrtc.cin
+// has only its slow wmma kernel there); where the profile measured
+// nvrtc.cin_bf16 faster (the warpgroup kernel: 460 against cuBLASLt's 178
+// TFLOP/s on the H100 re-probed 2026-12-06) greedy moves the layers to it,
+// and where it measured it slower (the wmma kernel: 47 against 182 on the
+// H200) it leaves them on cuBLASLt.
+TEST(GreedyCinPrecision, Bf16LayersGoWhereTheProfileMeasuredThemFastest) {
+  const auto fast = cinChoices(cinProbed(142e12, 119e12, 191e12, 178e12, 460e12), Precision::kBF16);
+  ASSERT_EQ(fast.size(), 3u);
+  for (const auto& [math, kernel] : fast) {
+    EXPECT_EQ(math, Precision::kBF16) << kernel;
+    EXPECT_EQ(kernel, "nvrtc.cin");
+  }
+  const auto slow = cinChoices(cinProbed(142e12, 119e12, 191e12, 182e12, 47e12), Precision::kBF16);
+  ASSERT_EQ(slow.size(), 3u);
+  for (const auto& [math, kernel] : slow) {
+    EXPECT_EQ(math, Precision::kBF16) << kernel;
+    EXPECT_NE(kernel, "nvrtc.cin");
   }
 }
 
