@@ -148,6 +148,41 @@ TEST(CudaCinWgCodegen, OtherGpusTheSwitchAndWideX0KeepTheMmaSyncKernel) {
   EXPECT_NE(steps[0]->name.find("[64x40x40, f32, 3xtf32]"), std::string::npos) << steps[0]->name;
 }
 
+// A bf16 layer of `h` xk rows and `m` x0 rows (D = 8, O = 64) alone in a
+// group on nvrtc.cin, lowered for sm_90: its CIN step's name (its module
+// compiled for sm_90a where `compile`).
+std::string bf16CinStep(int64_t h, int64_t m, bool compile = false) {
+  rectest::Builder b;
+  ValueId xk = b.input("xk", DType::kF32, {kBatch, h, 8});
+  ValueId x0 = b.input("x0", DType::kF32, {kBatch, m, 8});
+  ValueId c = b.op(OpKind::kCIN, {xk, x0, b.constant("w", {64, h * m}, 1)}, "c");
+  b.g.addOutput(c);
+  b.group({"c"}, 0, "nvrtc.cin");
+  for (Node& n : b.g.mutableNodes()) {
+    if (n.op == OpKind::kCIN) n.mir.math = Precision::kBF16;
+  }
+  auto p = cuda::lowerPlan(b.g, h200(), 90);
+  EXPECT_TRUE(p.isOk()) << p.status().message();
+  if (!p.isOk() || cinSteps(*p).size() != 1) return "(no single CIN step)";
+  if (compile) {
+    auto module = compileSm90a(p->moduleSource);
+    EXPECT_TRUE(module.isOk()) << "H " << h << " M " << m << ": " << module.status().message();
+  }
+  return cinSteps(*p)[0]->name;
+}
+
+// The bf16 warpgroup kernel stages two xk rows at a time in one 128-byte
+// row of K = 2 M: an odd H, or M over 32 (2 M > 64 bf16), keeps the wmma
+// kernel; an even H with M up to 32 takes it (M = 32 fills the row exactly:
+// compiled here; xDeepFM's M = 22 and M = 6 ran on an H100).
+TEST(CudaCinWgCodegen, Bf16LayersOfOddHOrWideX0KeepTheWmmaKernel) {
+  EXPECT_NE(bf16CinStep(8, 6).find(", bf16 wgmma]"), std::string::npos) << bf16CinStep(8, 6);
+  const std::string full = bf16CinStep(8, 32, true);
+  EXPECT_NE(full.find(", bf16 wgmma]"), std::string::npos) << full;
+  EXPECT_NE(bf16CinStep(7, 6).find(", wmma]"), std::string::npos) << bf16CinStep(7, 6);
+  EXPECT_NE(bf16CinStep(8, 40).find(", wmma]"), std::string::npos) << bf16CinStep(8, 40);
+}
+
 // bf16 math on sm_90, at any batch: two xk rows a stage, W as bf16 stages
 // (K = 2 M, rows of 64 bf16, swizzled), m64nOk16 bf16 wgmmas; with
 // CAGR_CUDA_CIN_BF16=wmma, and before sm_90, the wmma kernel. (The GPU case
