@@ -71,16 +71,17 @@ double maxAbs(const Tensor& t) {
   return m;
 }
 
-// Compiles `g` (input x [B, 6, d]) and checks every output against the
-// reference at batch 1 and 301, run twice (capture, replay); `what` names
-// the case in failures. Returns the kernel report (empty when compiling failed).
+// Compiles `g` (input x [B, fields, d]) and checks every output against
+// the reference at batch 1 and 301, run twice (capture, replay); `what`
+// names the case in failures. Returns the kernel report (empty when
+// compiling failed).
 std::vector<std::string> checkAgainstReference(ExecutionBackend& backend, const Graph& g, double bound,
-                                               const std::string& what, int64_t d = 8) {
+                                               const std::string& what, int64_t d = 8, int64_t fields = 6) {
   auto exe = backend.compile(g);
   EXPECT_TRUE(exe.isOk()) << what << ": " << exe.status().message();
   if (!exe.isOk()) return {};
   for (int64_t batch : {1, 301}) {
-    rectest::Inputs in{{"x", uniform({batch, 6, d}, 7)}};
+    rectest::Inputs in{{"x", uniform({batch, fields, d}, 7)}};
     auto want = runReference(g, in);
     EXPECT_TRUE(want.isOk()) << want.status().message();
     if (!want.isOk()) return {};
@@ -235,6 +236,26 @@ TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
   unsetenv("CAGR_CUDA_CIN_F32");
   unsetenv("CAGR_CIN_X3_SPLIT");
   unsetenv("CAGR_CUDA_CIN_WG");
+}
+
+// bf16 on sm_90 with M = 32 x0 rows: two xk rows fill a stage's 128-byte
+// row exactly (K = 64, no padding), the widest the warpgroup kernel takes.
+TEST(CudaCinGpu, Bf16LayerOfThirtyTwoFieldsMatchesTheReference) {
+  std::string why;
+  auto backend = gpuOrSkip(why);
+  if (!backend) GTEST_SKIP() << why;
+  rectest::Builder b;
+  ValueId x = b.input("x", DType::kF32, {kBatch, 32, 8});
+  b.g.addOutput(b.op(OpKind::kCIN, {x, x, b.constant("w", {64, 32 * 32}, 1)}, "c"));
+  b.group({"c"}, 0, "nvrtc.cin");
+  for (Node& n : b.g.mutableNodes()) {
+    if (n.op == OpKind::kCIN) n.mir.math = Precision::kBF16;
+  }
+  const auto report = checkAgainstReference(*backend, b.g, 5e-2, "bf16 CIN, M = 32", 8, 32);
+  const bool sm90 = cuda::deviceInfo().major * 10 + cuda::deviceInfo().minor == 90;
+  const std::string tag = sm90 ? "nvrtc.cin[64x32x32, bf16, bf16 wgmma]" : "nvrtc.cin[64x32x32, bf16, wmma]";
+  EXPECT_TRUE(std::any_of(report.begin(), report.end(), [&](const std::string& k) { return k.rfind(tag, 0) == 0; }))
+      << "no step named " << tag;
 }
 
 // The pooled tail (xDeepFM's sum over D fused into each CIN layer's kernel,
