@@ -235,11 +235,26 @@ TEST(CudaCinWgCodegen, TwoGroupsInFlightWhenAskedAndTheStagesAllowIt) {
     ASSERT_TRUE(m.isOk()) << what << ": " << m.status().message();
     EXPECT_NE(m->ptx.find("wgmma.wait_group.sync.aligned 2;"), std::string::npos) << what;
   }
-  rectest::Builder b;
-  ValueId x = b.input("x", DType::kF32, {kBatch, 22, 16});
-  b.g.addOutput(b.op(OpKind::kCIN, {x, x, b.constant("w", {200, 22 * 22}, 1)}, "c"));
-  b.group({"c"}, 0, "nvrtc.cin");
-  expectCinSteps(lowerWith(b.g, "CAGR_CIN_WG_DEPTH", "3"), "[200x22x22, f32, 3xtf32 wgmma]");
+  // xDeepFM's shape, O = 200: f32 keeps one group; tf32 and bf16 (8 stages)
+  // take two and compile (ptxas for sm_90a, by hand: 222 / 218 registers,
+  // no spills, no serialized wgmma).
+  for (Precision math : {Precision::kF32, Precision::kTF32, Precision::kBF16}) {
+    rectest::Builder b;
+    ValueId x = b.input("x", DType::kF32, {kBatch, 22, 16});
+    b.g.addOutput(b.op(OpKind::kCIN, {x, x, b.constant("w", {200, 22 * 22}, 1)}, "c"));
+    b.group({"c"}, 0, "nvrtc.cin");
+    for (Node& n : b.g.mutableNodes()) {
+      if (n.op == OpKind::kCIN) n.mir.math = math;
+    }
+    auto p = lowerWith(b.g, "CAGR_CIN_WG_DEPTH", "3");
+    const std::string tag = math == Precision::kF32    ? "[200x22x22, f32, 3xtf32 wgmma]"
+                            : math == Precision::kTF32 ? "[200x22x22, tf32, wgmma, 2 groups in flight]"
+                                                       : "[200x22x22, bf16, bf16 wgmma, 2 groups in flight]";
+    expectCinSteps(p, tag);
+    if (math == Precision::kF32 || !p.isOk()) continue;
+    auto m = compileSm90a(p->moduleSource);
+    EXPECT_TRUE(m.isOk()) << tag << ": " << m.status().message();
+  }
 }
 
 // A plan priced at a batch (Graph::meta "batch", as the optimizer marks
