@@ -185,6 +185,24 @@ bool generatedGemmKernel(KernelId k) {
   return k != 0 && kernelInfo(k).priceAs[0] == '\0' && kernelInfo(k).pattern == Pattern::kGemm;
 }
 
+// A GEMM in reduced math over f32-stored activations on cuBLASLt runs with
+// f32 operands (FAST_TF32 / FAST_16BF compute, cuda_blas.cc): where the
+// profile's backend probes measured such calls ("cublaslt.matmul_bf16" in
+// kTunedGemmClass, cuda_probes.cc) over a range holding `flops`, that entry;
+// else null (the profiler's cublas.gemm_bf16 runs bf16 operands, a rate such
+// a call does not reach: DLRM's and DCN-v2's bf16 plans measured 35-50 %
+// slower than priced by it on an H100).
+const KernelEfficiency* reducedMathAsRun(const PlanContext& c, const Node& n, const std::string& kernelInMath,
+                                         double flops) {
+  if (kernelInMath.rfind("cublaslt.matmul_", 0) != 0) return nullptr;
+  for (ValueId v : n.inputs) {
+    if (v != kNoValue && !c.g.isConstant(v) && c.g.value(v).mir.storage != Precision::kF32) return nullptr;
+  }
+  const KernelEfficiency* e = c.hw.efficiency(kernelInMath, kTunedGemmClass);
+  if (e == nullptr || e->kernel != kernelInMath || e->shapeClass != kTunedGemmClass || e->curve.empty()) return nullptr;
+  return flops >= e->curve.front().flops ? e : nullptr;
+}
+
 // Compute, memory and launch time of one member with its decisions.
 // `libraryRates` (optional): set to whether the rates came from a vendor
 // library GEMM's entry (libraryGemmKernel), whatever kernel runs it.
@@ -224,6 +242,8 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
       (chosen != 0 && info.priceAs[0] != '\0' && info.pattern != Pattern::kConcatInPlace) || tensorCores || ownGemm;
   Efficiency eff = c.cache.eff[static_cast<size_t>(id)];
   std::string name;
+  bool asRun = false;    // priced by reducedMathAsRun's entry,
+  std::string library;  // with the library kernel's overhead (as the f32 tuned curve is)
   if (ownGemm && !tensorCores) {
     name = info.name;
     eff = effectiveRates(c.hw, name, ownEntry->shapeClass, counts.flops);
@@ -251,7 +271,9 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
                                                            : c.cache.kernel[static_cast<size_t>(id)]) +
                                "_" + p;
       const KernelEfficiency* inMath = cls == "gemm.cin" ? c.hw.efficiency(mine, cls) : nullptr;
-      std::string k = inMath != nullptr && inMath->kernel == mine && inMath->shapeClass == cls
+      asRun = ops::in(ops::kGemmLike, n.op) && reducedMathAsRun(c, n, mine, counts.flops) != nullptr;
+      if (asRun) library = fastestKernel(c.hw, cls, p, "");
+      std::string k = (inMath != nullptr && inMath->kernel == mine && inMath->shapeClass == cls) || asRun
                           ? mine
                           : fastestKernel(c.hw, cls, p, "");
       if (!k.empty()) {
@@ -260,7 +282,8 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
         rateScale = c.hw.peak(p) / std::max(1.0, c.hw.peak("fp32"));
       }
     }
-    eff = effectiveRates(c.hw, name, cls, counts.flops);
+    eff = effectiveRates(c.hw, name, asRun ? kTunedGemmClass : cls, counts.flops);
+    if (asRun && !library.empty()) eff.overheadS = effectiveRates(c.hw, library, cls, counts.flops).overheadS;
   }
   double bytes = counts.bytesRead + counts.bytesWritten;
   if (cls.rfind("gather.tables", 0) == 0) {
@@ -287,8 +310,9 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
     if (v == kNoValue || !c.g.isConstant(v) || !ops::in(ops::kGemmLike, n.op) || c.g.type(v).rank() < 2) continue;
     const Value& w = c.g.value(v);
     const auto& wd = w.type.dims;
-    // (A CIN priced by its probe's curve was measured at its own shapes.)
-    if (tensorCores && w.mir.layout != Layout::kPadded && cls != "gemm.cin") {
+    // (A CIN priced by its probe's curve was measured at its own shapes, a
+    // reduced-math GEMM priced as run at the zoo's layers, misaligned ones too.)
+    if (tensorCores && w.mir.layout != Layout::kPadded && cls != "gemm.cin" && !asRun) {
       e.computeS *=
           misalignmentPenalty(c.hw, mathKernelPrecision(n.mir.math), name, cls, static_cast<double>(wd[wd.size() - 2]),
                               static_cast<double>(wd.back()), counts.flops);

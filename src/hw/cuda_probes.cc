@@ -98,20 +98,24 @@ CudaProbeSpec cinLayer(const std::string& kernel, const std::string& math, int64
 /// A Gemm layer: [N,k] activations by a constant [k,n] weight plus a [n]
 /// bias, on `kernel` (the node's cagr.kernel decision), filed as `cls`;
 /// `linear`: the weight [n,k] read transposed (transB), as a PyTorch Linear
-/// exports it.
+/// exports it; `math` "tf32" / "bf16": the node's cagr.math decision, the
+/// entry named kernel_tf32 / kernel_bf16 (f32 operands: what a plan's
+/// reduced-math GEMM over f32 activations runs, cuBLASLt's FAST_TF32 /
+/// FAST_16BF compute).
 CudaProbeSpec gemmLayer(const std::string& kernel, const std::string& cls, int64_t k, int64_t n,
-                        std::vector<int64_t> rows, bool linear = false) {
+                        std::vector<int64_t> rows, bool linear = false, const std::string& math = "f32") {
   CudaProbeSpec s;
-  s.kernel = kernel;
+  s.kernel = math == "f32" ? kernel : kernel + "_" + math;
   s.shapeClass = cls;
   s.inputs = {Input{{k}}};
   s.outType = tensorType({n});
   const std::vector<int64_t> w = linear ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
   s.body = constantLine("%w", w, 0.01) + constantLine("%b", {n}, 0.01) +
            opLine("%out", "gemm", "%arg0, %w, %b",
-                  std::string(linear ? "transB = 1 : i64, " : "") + "cagr.kernel = \"" + kernel + "\"",
+                  std::string(linear ? "transB = 1 : i64, " : "") + "cagr.kernel = \"" + kernel + "\"" +
+                      (math == "f32" ? "" : ", cagr.math = \"" + math + "\""),
                   tensorType({k}) + ", " + fixedType(w) + ", " + fixedType({n}), s.outType);
-  s.label = fmt("%s gemm [N,%lld] x [%lld,%lld]%s + bias", kernel.c_str(), static_cast<long long>(k),
+  s.label = fmt("%s gemm [N,%lld] x [%lld,%lld]%s + bias", s.kernel.c_str(), static_cast<long long>(k),
                 static_cast<long long>(w[0]), static_cast<long long>(w[1]), linear ? "^T" : "");
   s.rows = std::move(rows);
   return s;
@@ -244,9 +248,21 @@ std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
   // tile): DLRM's, DCN-v2's and a 1024-wide layer, each call >= 2.7e8 FLOPs;
   // a 4-row call of a small layer is the entry's overhead (dispatch).
   const std::vector<int64_t> tunedRows = pick(quick, {1024, 4096, 16384}, {4096});
-  out.push_back(gemmLayer("cublaslt.matmul", kTunedGemmClass, 256, 64, {4}, true));
-  for (auto [k, n] : {std::pair<int64_t, int64_t>{512, 256}, {367, 512}, {429, 429}, {400, 400}, {1024, 1024}}) {
-    out.push_back(gemmLayer("cublaslt.matmul", kTunedGemmClass, k, n, tunedRows, true));
+  // The same layers in tf32 and bf16 math over f32 activations (the
+  // profiler's cublas.gemm_bf16 runs bf16 operands, a rate such a plan
+  // never reaches: DLRM's and DCN-v2's bf16 plans measured 35-50 % slower
+  // than priced so on an H100, no faster than their tf32 plans).
+  // (From 256 rows: no other entry prices them, and DLRM's at batch 256 were
+  // the worst priced.)
+  const std::vector<int64_t> mathRows = pick(quick, {256, 1024, 4096, 16384}, {256, 4096});
+  for (const std::string math : {"f32", "tf32", "bf16"}) {
+    out.push_back(gemmLayer("cublaslt.matmul", kTunedGemmClass, 256, 64, {4}, true, math));
+    for (auto [k, n] : {std::pair<int64_t, int64_t>{512, 256}, {367, 512}, {429, 429}, {400, 400}, {1024, 1024}}) {
+      out.push_back(gemmLayer("cublaslt.matmul", kTunedGemmClass, k, n, math == "f32" ? tunedRows : mathRows, true,
+                              math));
+    }
+    // (and DLRM's 256 -> 64, 8.4e6 FLOPs at batch 256)
+    if (math != "f32") out.push_back(gemmLayer("cublaslt.matmul", kTunedGemmClass, 256, 64, mathRows, true, math));
   }
   // Table-batched one-hot lookups (DCN-v2 / DLRM's 26 tables, Wide&Deep's
   // 52 lookups into 26): their own curve, not the one-table probe's.

@@ -5,7 +5,8 @@
 // nodes by their nvrtc.* entries, and a measured CUDA-graph per-kernel floor
 // replaces each kernel's launch overhead; profiles without these entries
 // price exactly as before; an f32 cuBLASLt layer within the range of the
-// backend-probed tuned-layer curve takes it where faster. All modelled.
+// backend-probed tuned-layer curve takes it where faster, a tf32 / bf16
+// one over f32 activations that math mode's probed curve. All modelled.
 #include <gtest/gtest.h>
 
 #include "cagr/cost.h"
@@ -229,6 +230,47 @@ TEST(CudaProbePricing, TunedLayersTakeTheBackendsOwnCurveWithinItsRange) {
             effectiveRates(*base, "cublas.sgemm", "gemm.medium", 1e9).flopsPerS);
   EXPECT_EQ(effectiveRates(hw, "cublaslt.matmul", "gemm.skinny", 1e9).flopsPerS,
             effectiveRates(*base, "cublaslt.matmul", "gemm.skinny", 1e9).flopsPerS);
+}
+
+// A bf16-math cuBLASLt layer over f32 activations (DLRM's 512 -> 256) runs
+// with f32 operands (FAST_16BF): where the backend probes measured such
+// calls (cublaslt.matmul_bf16, kTunedGemmClass) it is priced by that curve
+// — slower or faster than the profiler's bf16-operand cublas.gemm_bf16 —
+// with the library's overhead; below the curve's range, or with its
+// activations stored in bf16 (bf16 operands), as before.
+TEST(CudaProbePricing, ReducedMathLayersOverF32ActivationsTakeTheirMathsProbedCurve) {
+  for (const char* math : {"tf32", "bf16"}) {
+    const std::string kernel = std::string("cublaslt.matmul_") + math;
+    const hw::CudaProbeSpec& spec = specFor(kernel, kTunedGemmClass, 1);
+    EXPECT_NE(spec.label.find("[N,512] x [256,512]^T"), std::string::npos) << spec.label;
+    EXPECT_EQ(spec.rows.front(), 256) << kernel << ": from DLRM's batch 256";
+    EXPECT_NE(spec.text().find(std::string("cagr.math = \"") + math + "\""), std::string::npos) << spec.text();
+  }
+  Graph g = parsed(specFor("cublaslt.matmul_bf16", kTunedGemmClass, 1));
+  auto base = loadProfile(std::string(CAGR_SOURCE_DIR) + "/bench/results/hw/h200-measured.json");
+  ASSERT_TRUE(base.isOk()) << base.status().message();
+  auto with = [&](double rate) {
+    HardwareProfile hw = *base;
+    hw.efficiencies.push_back(entry("cublaslt.matmul_bf16", kTunedGemmClass, 7e-6, {{6e7, rate}, {1e10, rate}}));
+    return hw;
+  };
+  const double flops = flopsAt(g, 4096);
+  const KernelEstimate before = only(priced(*base, g, 4096));
+  EXPECT_GT(before.computeS, 0);
+  for (double rate : {2e12, 5e14}) {
+    const KernelEstimate asRun = only(priced(with(rate), g, 4096));
+    EXPECT_NEAR(asRun.computeS, flops / rate, 0.01 * flops / rate) << rate;
+    EXPECT_DOUBLE_EQ(asRun.launchS, before.launchS) << "the library's overhead";
+  }
+  EXPECT_GT(only(priced(with(2e12), g, 4096)).seconds, before.seconds);
+  // 64 rows: 1.7e7 FLOPs, under the curve's first call.
+  EXPECT_DOUBLE_EQ(only(priced(with(2e12), g, 64)).computeS, only(priced(*base, g, 64)).computeS);
+  // Activations stored in bf16: the call runs bf16 operands, as the profiler's entry did.
+  Graph stored = g;
+  for (ValueId v = 0; v < static_cast<ValueId>(stored.numValues()); ++v) {
+    if (!stored.isConstant(v)) stored.mutableValue(v).mir.storage = Precision::kBF16;
+  }
+  EXPECT_DOUBLE_EQ(only(priced(with(2e12), stored, 4096)).computeS, only(priced(*base, stored, 4096)).computeS);
 }
 
 }  // namespace

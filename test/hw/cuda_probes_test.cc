@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "../common/run_cli.h"
@@ -49,10 +50,21 @@ TEST(CudaProbes, EveryProbePlanParsesAndCoversTheGeneratedKernels) {
   // The tuned f32 cuBLASLt layers (kTunedGemmClass): one small call, the
   // entry's overhead, and every other call at or above the backend's tuning
   // threshold (1e8 FLOPs), so the curve the cost model reads starts there.
+  // The same layers in tf32 / bf16 math (cublaslt.matmul_tf32 / _bf16,
+  // the node's math decision, f32 activations) from 256 rows.
   std::vector<double> tuned;
+  std::map<std::string, int> inMath;
   for (const hw::CudaProbeSpec& s : specs) {
     if (s.shapeClass != kTunedGemmClass) continue;
-    EXPECT_EQ(s.kernel, "cublaslt.matmul") << s.label;
+    if (s.kernel != "cublaslt.matmul") {
+      auto g = parseGraph(s.text(), s.label);
+      ASSERT_TRUE(g.isOk());
+      const Node& gemm = g->node(static_cast<NodeId>(g->nodes().size() - 1));
+      EXPECT_EQ(s.kernel, "cublaslt.matmul_" + std::string(precisionName(gemm.mir.math))) << s.label;
+      if (s.rows.size() > 1) EXPECT_EQ(s.rows.front(), 256) << s.label;
+      ++inMath[s.kernel];
+      continue;
+    }
     auto g = parseGraph(s.text(), s.label);
     ASSERT_TRUE(g.isOk());
     const Node& gemm = g->node(static_cast<NodeId>(g->nodes().size() - 1));
@@ -62,6 +74,8 @@ TEST(CudaProbes, EveryProbePlanParsesAndCoversTheGeneratedKernels) {
     const auto n = static_cast<double>(g->type(gemm.outputs[0]).dims.back());
     for (int64_t r : s.rows) tuned.push_back(2 * static_cast<double>(r) * k * n);
   }
+  EXPECT_EQ(inMath["cublaslt.matmul_tf32"], 7);
+  EXPECT_EQ(inMath["cublaslt.matmul_bf16"], 7);
   std::sort(tuned.begin(), tuned.end());
   ASSERT_GE(tuned.size(), 4u);
   EXPECT_LT(tuned[0], 1e6);
@@ -87,8 +101,9 @@ TEST(CudaProbes, ProbePlansLowerAndCompileWithNvrtc) {
     ASSERT_FALSE(p->steps.empty()) << s.label;
     if (s.shapeClass == kTunedGemmClass) {  // one library call; on sm_90 the weight kept [N][K] for the wgmma tile
       ASSERT_EQ(p->gemms.size(), 1u) << s.label;
-      const bool inPlace = s.label.find("[N,367]") == std::string::npos && s.label.find("[N,429]") == std::string::npos;
-      EXPECT_EQ(p->gemms[0].flipB, !inPlace) << s.label;
+      // (f32 math only: the tile's, and cuBLASLt's SIMT kernels that read the flipped weight faster)
+      const bool misaligned = s.label.find("[N,367]") != std::string::npos || s.label.find("[N,429]") != std::string::npos;
+      EXPECT_EQ(p->gemms[0].flipB, misaligned && s.kernel == "cublaslt.matmul") << s.label;
     }
     if (p->moduleSource.empty()) continue;
     cuda::NvrtcOptions o;
