@@ -31,7 +31,7 @@ echo "GPU: $gpu_name ($gpu), phase $phase, $(date -u +%FT%TZ)"
 engines=eager,torchscript,compile,compile_ro,cudagraph,hand,cagr
 profile=bench/results/hw/$gpu-probed.json
 if [ "$phase" = 1 ]; then
-  timeout 150 .devbundle/cagr profile --target cuda --merge "bench/results/hw/$gpu-measured.json" \
+  timeout 200 .devbundle/cagr profile --target cuda --merge "bench/results/hw/$gpu-measured.json" \
     -o "$OUT/$gpu-probed.json" >/tmp/probe.log 2>&1
   echo "probe rc=$? at ${SECONDS}s"; tail -3 /tmp/probe.log
   [ -s "$OUT/$gpu-probed.json" ] && profile=$OUT/$gpu-probed.json
