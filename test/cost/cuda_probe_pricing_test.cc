@@ -80,6 +80,19 @@ TEST(CudaProbePricing, CinLayerIsPricedByItsOwnCurveNotCublas) {
   EXPECT_NEAR(viaPlan.seconds, after.seconds, 1e-12);
 }
 
+// A cagr-profile-cuda profile (cuBLASLt's class curves), as the probes are
+// merged into, and it with a flat `kernel` curve in kTunedGemmClass from
+// `from` FLOPs at `rate`.
+HardwareProfile cublasProfile() {
+  auto base = loadProfile(std::string(CAGR_SOURCE_DIR) + "/bench/results/hw/h200-measured.json");
+  EXPECT_TRUE(base.isOk()) << base.status().message();
+  return base.isOk() ? *base : h200();
+}
+HardwareProfile withTuned(HardwareProfile hw, const std::string& kernel, double overhead, double from, double rate) {
+  hw.efficiencies.push_back(entry(kernel, kTunedGemmClass, overhead, {{from, rate}, {1e10, rate}}));
+  return hw;
+}
+
 // A tensor-core CIN is priced by its kernel's entry of its math mode (no
 // peak ratio); one the plan leaves unassigned runs as the CUDA backend runs
 // it (cuda_program.cc): in tf32 on nvrtc.cin's step kernels, in bf16 on
@@ -207,15 +220,9 @@ TEST(CudaProbePricing, TunedLayersTakeTheBackendsOwnCurveWithinItsRange) {
   const hw::CudaProbeSpec& spec = specFor("cublaslt.matmul", kTunedGemmClass, 1);
   EXPECT_NE(spec.label.find("[N,512] x [256,512]^T"), std::string::npos) << spec.label;
   Graph g = parsed(spec);
-  // A cagr-profile-cuda profile (cuBLASLt's class curves), as the probes are merged into.
-  auto base = loadProfile(std::string(CAGR_SOURCE_DIR) + "/bench/results/hw/h200-measured.json");
-  ASSERT_TRUE(base.isOk()) << base.status().message();
-  auto with = [&](double rate) {
-    HardwareProfile hw = *base;
-    hw.efficiencies.push_back(entry("cublaslt.matmul", kTunedGemmClass, 5e-6, {{2.7e8, rate}, {1e10, rate}}));
-    return hw;
-  };
-  const KernelEstimate before = only(priced(*base, g, 4096)), fast = only(priced(with(1e15), g, 4096));
+  const HardwareProfile base = cublasProfile();
+  auto with = [&](double rate) { return withTuned(base, "cublaslt.matmul", 5e-6, 2.7e8, rate); };
+  const KernelEstimate before = only(priced(base, g, 4096)), fast = only(priced(with(1e15), g, 4096));
   EXPECT_EQ(before.kernel, "cublaslt.matmul");
   EXPECT_EQ(fast.shapeClass, before.shapeClass);  // the class stays the library's: only the rate moves
   EXPECT_GT(before.computeS, 0);
@@ -223,13 +230,13 @@ TEST(CudaProbePricing, TunedLayersTakeTheBackendsOwnCurveWithinItsRange) {
   EXPECT_DOUBLE_EQ(fast.launchS, before.launchS);  // the library's overhead, not the probe's dispatch floor
   EXPECT_DOUBLE_EQ(only(priced(with(1e9), g, 4096)).computeS, before.computeS);  // slower: the class rate stays
   // 64 rows: 1.7e7 FLOPs, under the curve's first call (not tuned by the backend).
-  EXPECT_DOUBLE_EQ(only(priced(with(1e15), g, 64)).computeS, only(priced(*base, g, 64)).computeS);
+  EXPECT_DOUBLE_EQ(only(priced(with(1e15), g, 64)).computeS, only(priced(base, g, 64)).computeS);
   // Another kernel of the same class is not the backend's tuned call.
   HardwareProfile hw = with(1e15);
   EXPECT_EQ(effectiveRates(hw, "cublas.sgemm", "gemm.medium", 1e9).flopsPerS,
-            effectiveRates(*base, "cublas.sgemm", "gemm.medium", 1e9).flopsPerS);
+            effectiveRates(base, "cublas.sgemm", "gemm.medium", 1e9).flopsPerS);
   EXPECT_EQ(effectiveRates(hw, "cublaslt.matmul", "gemm.skinny", 1e9).flopsPerS,
-            effectiveRates(*base, "cublaslt.matmul", "gemm.skinny", 1e9).flopsPerS);
+            effectiveRates(base, "cublaslt.matmul", "gemm.skinny", 1e9).flopsPerS);
 }
 
 // A bf16-math cuBLASLt layer over f32 activations (DLRM's 512 -> 256) runs
@@ -247,15 +254,10 @@ TEST(CudaProbePricing, ReducedMathLayersOverF32ActivationsTakeTheirMathsProbedCu
     EXPECT_NE(spec.text().find(std::string("cagr.math = \"") + math + "\""), std::string::npos) << spec.text();
   }
   Graph g = parsed(specFor("cublaslt.matmul_bf16", kTunedGemmClass, 1));
-  auto base = loadProfile(std::string(CAGR_SOURCE_DIR) + "/bench/results/hw/h200-measured.json");
-  ASSERT_TRUE(base.isOk()) << base.status().message();
-  auto with = [&](double rate) {
-    HardwareProfile hw = *base;
-    hw.efficiencies.push_back(entry("cublaslt.matmul_bf16", kTunedGemmClass, 7e-6, {{6e7, rate}, {1e10, rate}}));
-    return hw;
-  };
+  const HardwareProfile base = cublasProfile();
+  auto with = [&](double rate) { return withTuned(base, "cublaslt.matmul_bf16", 7e-6, 6e7, rate); };
   const double flops = flopsAt(g, 4096);
-  const KernelEstimate before = only(priced(*base, g, 4096));
+  const KernelEstimate before = only(priced(base, g, 4096));
   EXPECT_GT(before.computeS, 0);
   for (double rate : {2e12, 5e14}) {
     const KernelEstimate asRun = only(priced(with(rate), g, 4096));
@@ -264,13 +266,13 @@ TEST(CudaProbePricing, ReducedMathLayersOverF32ActivationsTakeTheirMathsProbedCu
   }
   EXPECT_GT(only(priced(with(2e12), g, 4096)).seconds, before.seconds);
   // 64 rows: 1.7e7 FLOPs, under the curve's first call.
-  EXPECT_DOUBLE_EQ(only(priced(with(2e12), g, 64)).computeS, only(priced(*base, g, 64)).computeS);
+  EXPECT_DOUBLE_EQ(only(priced(with(2e12), g, 64)).computeS, only(priced(base, g, 64)).computeS);
   // Activations stored in bf16: the call runs bf16 operands, as the profiler's entry did.
   Graph stored = g;
   for (ValueId v = 0; v < static_cast<ValueId>(stored.numValues()); ++v) {
     if (!stored.isConstant(v)) stored.mutableValue(v).mir.storage = Precision::kBF16;
   }
-  EXPECT_DOUBLE_EQ(only(priced(with(2e12), stored, 4096)).computeS, only(priced(*base, stored, 4096)).computeS);
+  EXPECT_DOUBLE_EQ(only(priced(with(2e12), stored, 4096)).computeS, only(priced(base, stored, 4096)).computeS);
 }
 
 }  // namespace

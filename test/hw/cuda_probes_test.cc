@@ -102,7 +102,8 @@ TEST(CudaProbes, ProbePlansLowerAndCompileWithNvrtc) {
     if (s.shapeClass == kTunedGemmClass) {  // one library call; on sm_90 the weight kept [N][K] for the wgmma tile
       ASSERT_EQ(p->gemms.size(), 1u) << s.label;
       // (f32 math only: the tile's, and cuBLASLt's SIMT kernels that read the flipped weight faster)
-      const bool misaligned = s.label.find("[N,367]") != std::string::npos || s.label.find("[N,429]") != std::string::npos;
+      const bool misaligned =
+          s.label.find("[N,367]") != std::string::npos || s.label.find("[N,429]") != std::string::npos;
       EXPECT_EQ(p->gemms[0].flipB, misaligned && s.kernel == "cublaslt.matmul") << s.label;
     }
     if (p->moduleSource.empty()) continue;

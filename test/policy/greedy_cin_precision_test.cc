@@ -9,8 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "../cost/cuda_pricing_util.h"
-#include "../rewrite/rewrite_test_util.h"
-#include "cagr/policy.h"
+#include "greedy_plan_util.h"
 
 namespace cagr {
 namespace {
@@ -34,19 +33,10 @@ HardwareProfile cinProbed(double f32, double ltTf32, double genTf32, double ltBf
 // optimize --precision tf32 / bf16): each CIN layer's math and kernel name.
 std::vector<std::pair<Precision, std::string>> cinChoices(const HardwareProfile& hw,
                                                           Precision low = Precision::kTF32) {
-  auto t = makeTarget(hw);
-  EXPECT_TRUE(t.isOk()) << t.status().message();
-  t->math = {Precision::kF32, low};
-  t->storage = {Precision::kF32};
-  auto policy = makePolicy("greedy");
-  EXPECT_TRUE(policy.isOk());
-  EnvConfig cfg;
-  cfg.batch = 4096;
-  auto r = optimize(rwtest::zoo("xdeepfm"), *t, **policy, cfg);
-  EXPECT_TRUE(r.isOk()) << r.status().message();
   std::vector<std::pair<Precision, std::string>> out;
-  if (!r.isOk()) return out;
-  for (const Node& n : r->plan.nodes()) {
+  const std::optional<Graph> plan = greedytest::greedyPlan(hw, "xdeepfm", 4096, low);
+  if (!plan) return out;
+  for (const Node& n : plan->nodes()) {
     if (n.op == OpKind::kCIN) out.push_back({n.mir.math, n.mir.kernel == 0 ? "auto" : kernelInfo(n.mir.kernel).name});
   }
   return out;

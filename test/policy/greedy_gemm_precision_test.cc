@@ -8,9 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "../cost/cuda_pricing_util.h"
-#include "../rewrite/rewrite_test_util.h"
-#include "cagr/policy.h"
 #include "cost/kernel_class.h"
+#include "greedy_plan_util.h"
 
 namespace cagr {
 namespace {
@@ -27,18 +26,10 @@ int bf16Gemms(double rate) {
     hw->efficiencies.push_back(
         pricingtest::entry("cublaslt.matmul_bf16", kTunedGemmClass, 7e-6, {{1e6, rate}, {1e10, rate}}));
   }
-  auto t = makeTarget(*hw);
-  EXPECT_TRUE(t.isOk()) << t.status().message();
-  t->math = {Precision::kF32, Precision::kBF16};
-  auto policy = makePolicy("greedy");
-  EXPECT_TRUE(policy.isOk());
-  EnvConfig cfg;
-  cfg.batch = 256;
-  auto r = optimize(rwtest::zoo("dlrm_criteo"), *t, **policy, cfg);
-  EXPECT_TRUE(r.isOk()) << r.status().message();
-  if (!r.isOk()) return -1;
+  const std::optional<Graph> plan = greedytest::greedyPlan(*hw, "dlrm_criteo", 256, Precision::kBF16);
+  if (!plan) return -1;
   int n = 0;
-  for (const Node& node : r->plan.nodes()) n += node.op == OpKind::kGemm && node.mir.math == Precision::kBF16 ? 1 : 0;
+  for (const Node& node : plan->nodes()) n += node.op == OpKind::kGemm && node.mir.math == Precision::kBF16 ? 1 : 0;
   return n;
 }
 
