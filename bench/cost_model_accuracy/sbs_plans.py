@@ -89,7 +89,8 @@ def main():
         sub = [r for r in rows if r[0][2] == p]
         if sub:
             lines.append(f"- {p}: MAPE {score(sub)[0]:.1f} % over {len(sub)}")
-    lines += ["", "| model | batch | precision | modelled ms | measured ms | error % |", "|---|---:|---|---:|---:|---:|"]
+    lines += ["", "| model | batch | precision | modelled ms | measured ms | error % |",
+              "|---|---:|---|---:|---:|---:|"]
     for (model, batch, precision), m, t in rows:
         lines.append(f"| {model} | {batch} | {precision} | {m:.4f} | {t:.4f} | {(m - t) / t * 100:+.1f} |")
     with open(args.out, "w") as f:
