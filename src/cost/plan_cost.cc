@@ -194,7 +194,7 @@ bool generatedGemmKernel(KernelId k) {
 // slower than priced by it on an H100).
 const KernelEfficiency* reducedMathAsRun(const PlanContext& c, const Node& n, const std::string& kernelInMath,
                                          double flops) {
-  if (kernelInMath.rfind("cublaslt.matmul_", 0) != 0) return nullptr;
+  if (!ops::in(ops::kGemmLike, n.op) || kernelInMath.rfind("cublaslt.matmul_", 0) != 0) return nullptr;
   for (ValueId v : n.inputs) {
     if (v != kNoValue && !c.g.isConstant(v) && c.g.value(v).mir.storage != Precision::kF32) return nullptr;
   }
@@ -243,7 +243,7 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
   Efficiency eff = c.cache.eff[static_cast<size_t>(id)];
   std::string name;
   bool asRun = false;    // priced by reducedMathAsRun's entry,
-  std::string library;  // with the library kernel's overhead (as the f32 tuned curve is)
+  std::string library;  // the fastest library kernel in the math mode (its overhead prices an asRun one)
   if (ownGemm && !tensorCores) {
     name = info.name;
     eff = effectiveRates(c.hw, name, ownEntry->shapeClass, counts.flops);
@@ -271,11 +271,10 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
                                                            : c.cache.kernel[static_cast<size_t>(id)]) +
                                "_" + p;
       const KernelEfficiency* inMath = cls == "gemm.cin" ? c.hw.efficiency(mine, cls) : nullptr;
-      asRun = ops::in(ops::kGemmLike, n.op) && reducedMathAsRun(c, n, mine, counts.flops) != nullptr;
-      if (asRun) library = fastestKernel(c.hw, cls, p, "");
-      std::string k = (inMath != nullptr && inMath->kernel == mine && inMath->shapeClass == cls) || asRun
-                          ? mine
-                          : fastestKernel(c.hw, cls, p, "");
+      asRun = reducedMathAsRun(c, n, mine, counts.flops) != nullptr;
+      library = fastestKernel(c.hw, cls, p, "");
+      const std::string k =
+          (inMath != nullptr && inMath->kernel == mine && inMath->shapeClass == cls) || asRun ? mine : library;
       if (!k.empty()) {
         name = k;
       } else {
