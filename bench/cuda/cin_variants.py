@@ -8,7 +8,7 @@ alike. A variant is a set of environment variables the CUDA backend reads:
 CAGR_CUDA_CIN=nvrtc|cublaslt runs every CIN layer on that kernel whatever
 the plan says; CAGR_CIN_X3_MT / _HSTEP / _STAGES / _SPLIT / _WO shape the
 generated step kernel (src/backends/cuda/codegen_cin.cc); CAGR_CUDA_CIN_WG=0|1
-and CAGR_CIN_WG_SPLIT / _DEPTH the warpgroup one, CAGR_CUDA_CIN_BF16=wmma keeps bf16
+and CAGR_CIN_WG_SPLIT the warpgroup one, CAGR_CUDA_CIN_BF16=wmma keeps bf16
 layers off it (e.g. --precisions bf16 --variants
 "plan:;wg:CAGR_CUDA_CIN=nvrtc;wmma:CAGR_CUDA_CIN=nvrtc,CAGR_CUDA_CIN_BF16=wmma").
 

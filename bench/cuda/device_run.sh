@@ -9,8 +9,6 @@
 #                                             # the GPU test suite, side by side at batch 256
 #   call 2: bash bench/cuda/device_run.sh 2   # side by side at batch 4096 (all precisions), then
 #                                             # torch.compile max-autotune in tf32 at 4096 beside CAGR
-#   call 3 (optional, ~2 min): bash bench/cuda/device_run.sh 3   # opt-in kernel variants against the
-#                                             # plans' defaults (cin_variants.py: CAGR_CIN_WG_DEPTH=3)
 # Between them, copy call 1's $OUT/<gpu>-probed.json over
 # bench/results/hw/<gpu>-probed.json here, so call 2 prices with it (a fresh
 # machine keeps nothing). <gpu> is h200 on an H200, else h100 (its report is
@@ -20,7 +18,7 @@ set -uo pipefail
 phase=${1:-}
 budget=${CAGR_DEVICE_SECONDS:-560}  # each call's seconds, under the device tool's 600
 : "${OUT:?OUT (the folder whose files come back) is not set}"
-case "$phase" in 1 | 2 | 3) ;; *) echo "usage: $0 1|2|3" >&2; exit 2 ;; esac
+case "$phase" in 1 | 2) ;; *) echo "usage: $0 1|2" >&2; exit 2 ;; esac
 if [ ! -x .devbundle/cagr ] && [ -f .devpack/bins.tgz ]; then
   mkdir -p .devbundle && tar xzf .devpack/bins.tgz -C .devbundle || exit 1
 fi
@@ -32,13 +30,6 @@ gpu=h100
 echo "GPU: $gpu_name ($gpu), phase $phase, $(date -u +%FT%TZ)"
 engines=eager,torchscript,compile,compile_ro,cudagraph,hand,cagr
 profile=bench/results/hw/$gpu-probed.json
-if [ "$phase" = 3 ]; then
-  timeout $((budget - 30)) python3 bench/cuda/cin_variants.py --cagr .devbundle/cagr --hw "$profile" \
-    --batches 256,4096 --precisions tf32,bf16 --variants "plan:;d3:CAGR_CIN_WG_DEPTH=3" \
-    --out "$OUT/cin_variants.md" >/tmp/variants.log 2>&1
-  echo "variants rc=$? at ${SECONDS}s"; tail -12 /tmp/variants.log
-  exit 0
-fi
 if [ "$phase" = 1 ]; then
   timeout 200 .devbundle/cagr profile --target cuda --merge "bench/results/hw/$gpu-measured.json" \
     -o "$OUT/$gpu-probed.json" >/tmp/probe.log 2>&1

@@ -218,45 +218,6 @@ TEST(CudaCinWgCodegen, Bf16LayersTakeTheWarpgroupKernelOnSm90) {
   EXPECT_NE(m->ptx.find("wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16"), std::string::npos);
 }
 
-// CAGR_CIN_WG_DEPTH=3: three A register sets, two wgmma groups in flight
-// (wait_group 2), where a layer has 5 or more W stages (O = 64 / 72: 8 in
-// every math mode); xDeepFM's f32 layers (O = 200, two planes: 4 stages)
-// keep one group in flight. The modules compile for sm_90a.
-TEST(CudaCinWgCodegen, TwoGroupsInFlightWhenAskedAndTheStagesAllowIt) {
-  for (Precision math : {Precision::kF32, Precision::kTF32, Precision::kBF16}) {
-    const std::string what = precisionName(math);
-    Graph g = rectest::pooledCinLayers(16, "nvrtc.cin", math, 64, 72);
-    auto p = lowerWith(g, "CAGR_CIN_WG_DEPTH", "3");
-    ASSERT_TRUE(p.isOk()) << what << ": " << p.status().message();
-    const auto steps = cinSteps(*p);
-    ASSERT_EQ(steps.size(), 2u) << what;
-    for (const auto* s : steps) EXPECT_NE(s->name.find(" wgmma, 2 groups in flight]"), std::string::npos) << s->name;
-    auto m = compileSm90a(p->moduleSource);
-    ASSERT_TRUE(m.isOk()) << what << ": " << m.status().message();
-    EXPECT_NE(m->ptx.find("wgmma.wait_group.sync.aligned 2;"), std::string::npos) << what;
-  }
-  // xDeepFM's shape, O = 200: f32 keeps one group; tf32 and bf16 (8 stages)
-  // take two and compile (ptxas for sm_90a, by hand: 222 / 218 registers,
-  // no spills, no serialized wgmma).
-  for (Precision math : {Precision::kF32, Precision::kTF32, Precision::kBF16}) {
-    rectest::Builder b;
-    ValueId x = b.input("x", DType::kF32, {kBatch, 22, 16});
-    b.g.addOutput(b.op(OpKind::kCIN, {x, x, b.constant("w", {200, 22 * 22}, 1)}, "c"));
-    b.group({"c"}, 0, "nvrtc.cin");
-    for (Node& n : b.g.mutableNodes()) {
-      if (n.op == OpKind::kCIN) n.mir.math = math;
-    }
-    auto p = lowerWith(b.g, "CAGR_CIN_WG_DEPTH", "3");
-    const std::string tag = math == Precision::kF32    ? "[200x22x22, f32, 3xtf32 wgmma]"
-                            : math == Precision::kTF32 ? "[200x22x22, tf32, wgmma, 2 groups in flight]"
-                                                       : "[200x22x22, bf16, bf16 wgmma, 2 groups in flight]";
-    expectCinSteps(p, tag);
-    if (math == Precision::kF32 || !p.isOk()) continue;
-    auto m = compileSm90a(p->moduleSource);
-    EXPECT_TRUE(m.isOk()) << tag << ": " << m.status().message();
-  }
-}
-
 // A plan priced at a batch (Graph::meta "batch", as the optimizer marks
 // it) of fewer 128-column blocks than an eighth of the SMs keeps
 // cagr_cin_x3_step (D = 8: batch 263 is 16.4 blocks, 264 is 16.5 = 132 /

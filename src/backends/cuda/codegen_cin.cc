@@ -469,13 +469,6 @@ int64_t cinWgSplit() {
   return v == "1" ? 1 : v == "4" ? 4 : 2;
 }
 
-// CAGR_CIN_WG_DEPTH=3: cagr_cin_wg_step keeps two wgmma groups in flight
-// (three A register sets) where it has 5 or more stages, so W is still
-// prefetched 2 deep; else, and by default, one (not yet measured on a GPU:
-// an experiment against the per-stage wait that ncu put first, see
-// bench/cuda/FINDINGS_2.md).
-int64_t cinWgDepth(int64_t stages) { return envValue("CAGR_CIN_WG_DEPTH") == "3" && stages >= 5 ? 3 : 2; }
-
 // CAGR_CUDA_CIN_F32=ffma keeps f32 CIN layers on FFMA (every product exact
 // in f32) where the 3xTF32 tensor-core kernel would run.
 bool f32CinOnFfma() { return envValue("CAGR_CUDA_CIN_F32") == "ffma"; }
@@ -663,17 +656,15 @@ StatusOr<GeneratedKernel> generateCin(const CodegenRequest& req, std::string& sr
                      precisionName(n.mir.math);
   const std::string suffix = tail.suffix(g) + (sum >= 0 ? "+sum" : "");
   if (wg) {
-    const int64_t depth = cinWgDepth(wgStages);
     k.body += "  cagr_cin_wg_step<" + shape + ", " + b + ", " + std::to_string(P) + ", " + std::to_string(wgStages) +
-              ", " + std::to_string(depth) + ">(" + args + (sum >= 0 ? ", pool" : ", nullptr") + ");\n" + epilogue;
+              ">(" + args + (sum >= 0 ? ", pool" : ", nullptr") + ");\n" + epilogue;
     rule.threads = 256;
     rule.sharedBytes = static_cast<unsigned>(wgShared);
     rule.minBlocksPerSm = 1;
     rule.splitY = static_cast<unsigned>(cinWgSplit());
     rule.splitBelow = int64_t{r.sms} / 2;
     CAGR_RETURN_IF_ERROR(tail.emitSideCopies(k, k.body));
-    const std::string kind = P == 0 ? ", 3xtf32 wgmma" : P == 2 ? ", bf16 wgmma" : ", wgmma";
-    return k.finish(src, rule, name + kind + (depth == 3 ? ", 2 groups in flight]" : "]") + suffix,
+    return k.finish(src, rule, name + (P == 0 ? ", 3xtf32 wgmma]" : P == 2 ? ", bf16 wgmma]" : ", wgmma]") + suffix,
                     std::string(kCinCommon) + tf32x3Helpers() + cinWgOperands() + cinWgSource() +
                         cinWgMma(static_cast<int>(O), P == 2),
                     "CAGR_CIN_WG_" + std::to_string(O) + (P == 2 ? "_BF16" : ""));

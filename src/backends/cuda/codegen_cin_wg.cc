@@ -20,11 +20,7 @@
 // stage.
 // The A registers are double-buffered: stage s's wgmma group reads one set
 // while the threads build stage s + 1's in the other, after waiting for
-// group s - 1 (which read it). With AD = 3 sets (CAGR_CIN_WG_DEPTH=3,
-// codegen_cin.cc; not yet measured on a GPU) two groups stay in flight
-// while the third set is built (wait for group s - 2), and W is prefetched
-// one stage less deep (a buffer is refilled once every warp waited for the
-// group that read it). One accumulator takes all H * M products,
+// group s - 1 (which read it). One accumulator takes all H * M products,
 // as in cagr_cin_x3_step (the GEMM tile, gemm_wgmma.h, sums K in chunks
 // instead): xDeepFM fp32 at 4096 rows measured 8.9e-8 absolute / 1.4e-7
 // relative against PyTorch eager fp32 on either kernel (H100 side by side).
@@ -140,20 +136,18 @@ __device__ __forceinline__ void cagr_cwg_build(unsigned (&a)[KS * (MATH == 0 ? 2
 
 // One block: columns blockIdx.x * 128 .., the stages of its part of them
 // (cluster rank blockIdx.y of gridDim.y). MATH: 0 f32 (3xTF32), 1 tf32, 2
-// bf16. AD: A register sets in flight, 2 or 3. Dynamic shared memory: 1024
-// bytes of alignment slack plus the
+// bf16. Dynamic shared memory: 1024 bytes of alignment slack plus the
 // larger of NS stages (PLANES * O * 128 bytes each) and the cluster
 // exchange (O / 8 * 4 * 256 floats).
-template <int O, int H, int M, int D, bool BIAS, int MATH, int NS, int AD, typename P>
+template <int O, int H, int M, int D, bool BIAS, int MATH, int NS, typename P>
 __device__ __forceinline__ void cagr_cin_wg_step(const float* __restrict__ xk, const float* __restrict__ x0,
                                                  const float* __restrict__ wk, const float* __restrict__ bias, P put,
                                                  long long B, float* pool) {
   constexpr int THREADS = 256, BN = 128, NT8 = O / 8, HS = MATH == 2 ? 2 : 1, KW = MATH == 2 ? 16 : 8;
   constexpr int KS = (HS * M + KW - 1) / KW, NQ = MATH == 2 ? 4 * KS : 2 * KS, SH = (H + HS - 1) / HS;
   constexpr int PLANES = MATH == 0 ? 2 : 1, NA = KS * PLANES;
-  static_assert(O % 8 == 0 && O <= 256 && KS * 32 <= 128 && MATH >= 0 && MATH <= 2 && (AD == 2 || AD == 3) &&
-                    NS >= AD + 1,
-                "O % 8 == 0, O <= 256, a stage's K in 128 bytes, f32 / tf32 / bf16 math, 2 or 3 A sets, AD + 1 stages");
+  static_assert(O % 8 == 0 && O <= 256 && KS * 32 <= 128 && MATH >= 0 && MATH <= 2 && NS >= 3,
+                "O % 8 == 0, O <= 256, a stage's K in 128 bytes, f32 / tf32 / bf16 math, 3+ stages");
   auto rnd = [](float x) {
     if constexpr (MATH == 1) return cagr_tf32(x);
     if constexpr (MATH == 2) return __bfloat162float(__float2bfloat16_rn(x));
@@ -205,7 +199,7 @@ __device__ __forceinline__ void cagr_cin_wg_step(const float* __restrict__ xk, c
   __syncthreads();
   if (tid == 0) {
 #pragma unroll
-    for (int s = 0; s < NS - AD; ++s) cagr_cwg_load<O, PLANES, NS>(sbase, bars, wk, s, s0, s1);
+    for (int s = 0; s < NS - 2; ++s) cagr_cwg_load<O, PLANES, NS>(sbase, bars, wk, s, s0, s1);
   }
   // xk two stages deep, as in cagr_cin_x3_loop: stage s's rows (rounded),
   // s + 1's and s + 2's.
@@ -222,14 +216,12 @@ __device__ __forceinline__ void cagr_cin_wg_step(const float* __restrict__ xk, c
       xn[r][i] = xrow(r, s0 + 1, i);
     }
   // The two A sets as named arrays (a runtime index would put them in local memory).
-  unsigned a0[NA][4], a1[NA][4], a2[NA][4];
+  unsigned a0[NA][4], a1[NA][4];
   cagr_cwg_build<KS, MATH>(a0, xv, x0r, hsel);
-  // Stage st with A set cur, building st + 1's in nxt; prev (AD = 3) is
-  // stage st - 1's, still being read.
-  auto step = [&](int st, unsigned (&cur)[NA][4], unsigned (&nxt)[NA][4], unsigned (&prev)[NA][4]) {
+  auto step = [&](int st, unsigned (&cur)[NA][4], unsigned (&nxt)[NA][4]) {
     const int s = st - s0;
-    __syncthreads();  // every warp is done with stage s - AD (it waited for group s - AD)
-    if (tid == 0) cagr_cwg_load<O, PLANES, NS>(sbase, bars, wk, s + NS - AD, s0, s1);
+    __syncthreads();  // every warp is done with stage s - 2 (it waited for group s - 2)
+    if (tid == 0) cagr_cwg_load<O, PLANES, NS>(sbase, bars, wk, s + NS - 2, s0, s1);
     cagr_cwg_wait(bars + (s % NS) * 8, (s / NS) & 1);  // stage s is in
     const unsigned sb = sbase + (s % NS) * (PLANES * O * 128);
     cagr_cwg_fence<NT8>(acc);
@@ -253,7 +245,7 @@ __device__ __forceinline__ void cagr_cin_wg_step(const float* __restrict__ xk, c
     for (int r = 0; r < 2; ++r)
 #pragma unroll
       for (int i = 0; i < HS; ++i) xnn[r][i] = xrow(r, st + 2, i);
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(AD - 1) : "memory");  // group s + 1 - AD read nxt
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // group s - 1 read nxt
     cagr_cwg_keep<NA>(nxt);
 #pragma unroll
     for (int r = 0; r < 2; ++r)
@@ -264,19 +256,10 @@ __device__ __forceinline__ void cagr_cin_wg_step(const float* __restrict__ xk, c
       }
     if (st + 1 < s1) cagr_cwg_build<KS, MATH>(nxt, xv, x0r, hsel);
     cagr_cwg_keep<NA>(cur);
-    if constexpr (AD == 3) cagr_cwg_keep<NA>(prev);
   };
-  if constexpr (AD == 3) {
-    for (int st = s0; st < s1; st += 3) {
-      step(st, a0, a1, a2);
-      if (st + 1 < s1) step(st + 1, a1, a2, a0);
-      if (st + 2 < s1) step(st + 2, a2, a0, a1);
-    }
-  } else {
-    for (int st = s0; st < s1; st += 2) {
-      step(st, a0, a1, a1);
-      if (st + 1 < s1) step(st + 1, a1, a0, a0);
-    }
+  for (int st = s0; st < s1; st += 2) {
+    step(st, a0, a1);
+    if (st + 1 < s1) step(st + 1, a1, a0);
   }
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   cagr_cwg_fence<NT8>(acc);
