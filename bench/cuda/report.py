@@ -5,7 +5,8 @@ variant), the ratios and the fraction of the roofline bound, and writes
 cuda_side_by_side.{json,md,png}.
 
 The bound is modelled, not measured: max(FLOPs / peak, compulsory bytes / HBM
-bandwidth) with the H200 SXM datasheet figures below.
+bandwidth) with the datasheet figures below of the GPU the runs were on
+(H100 SXM or H200 SXM; the H200's for any other).
 """
 import json
 import os
@@ -13,9 +14,13 @@ import os
 from names import FRAMEWORK_PEERS, LABELS
 from shared import fmt, geomean
 
-# NVIDIA H200 SXM datasheet (dense, no sparsity), FLOP/s and byte/s.
-PEAK_FLOPS = {"fp32": 67e12, "tf32": 495e12, "bf16": 989e12}
-HBM_BYTES_PER_S = 4.8e12
+# NVIDIA datasheets (dense, no sparsity), FLOP/s and byte/s. The two share
+# the SXM Hopper die's clocks and SMs; the H200 has faster, larger HBM.
+_HOPPER_FLOPS = {"fp32": 67e12, "tf32": 495e12, "bf16": 989e12}
+DATASHEETS = {
+    "H200": {"source": "NVIDIA H200 SXM datasheet", "flops": _HOPPER_FLOPS, "hbm_bytes_per_s": 4.8e12},
+    "H100": {"source": "NVIDIA H100 SXM5 datasheet", "flops": _HOPPER_FLOPS, "hbm_bytes_per_s": 3.35e12},
+}
 PRECISIONS = ["fp32", "tf32", "bf16"]
 MODEL_ORDER = ["dlrm_criteo", "deepfm", "xdeepfm", "dcnv2"]
 ORDER = FRAMEWORK_PEERS + ["hand_graph", "hand_ro", "hand_eager", "hand_compile", "cagr"]
@@ -48,18 +53,24 @@ def dedupe(records):
     return list(best.values())
 
 
-def bound(case_rec, precision):
+def datasheet(runs):
+    """The datasheet the bound takes: the first run's GPU's, the H200's if it is neither."""
+    name = next(((r.get("gpu") or {}).get("name") for r in runs if r.get("gpu")), None) or ""
+    return DATASHEETS["H100" if "H100" in name else "H200"]
+
+
+def bound(case_rec, precision, sheet):
     """Modelled lower bound in ms for one precision, or None without a FLOP count."""
     flops = case_rec.get("flops")
     if not flops:
         return None
     nbytes = case_rec.get("io_bytes", 0) + case_rec.get("param_bytes", 0) * (0.5 if precision == "bf16" else 1)
-    t_flop, t_mem = flops / PEAK_FLOPS[precision], nbytes / HBM_BYTES_PER_S
+    t_flop, t_mem = flops / sheet["flops"][precision], nbytes / sheet["hbm_bytes_per_s"]
     return {"bound_ms": 1e3 * max(t_flop, t_mem), "compute_ms": 1e3 * t_flop, "memory_ms": 1e3 * t_mem,
             "bound_by": "compute" if t_flop >= t_mem else "memory"}
 
 
-def derive(records):
+def derive(records, sheet):
     """Cases (model x batch x precision), each with its engine rows and ratios."""
     shapes = {(r["model"], r["batch"]): r for r in records if r["kind"] == "case"}
     rows = [r for r in records if r["kind"] == "engine"]
@@ -74,7 +85,7 @@ def derive(records):
         peer = min((r for r in ok if r["engine"] in FRAMEWORK_PEERS), key=lambda r: r["median_ms"], default=None)
         hand = min((r for r in ok if r["engine"].startswith("hand")), key=lambda r: r["median_ms"], default=None)
         shape = shapes.get((model, batch), {})
-        b = bound(shape, prec)
+        b = bound(shape, prec, sheet)
         for r in ok:
             r["x_best_peer"] = r["median_ms"] / peer["median_ms"] if peer else None
             r["x_hand"] = r["median_ms"] / hand["median_ms"] if hand else None
@@ -168,7 +179,8 @@ def summary_table(cases):
 
 
 def header(runs, changes):
-    r0 = runs[0] if runs else {}
+    r0, sheet = runs[0] if runs else {}, datasheet(runs)
+    tflops = ", ".join(f"{p} {sheet['flops'][p] / 1e12:.0f}" for p in PRECISIONS)
     g, h = r0.get("gpu") or {}, r0.get("host") or {}
     where = g.get("name") or f"the CPU ({h.get('cpu', '?')}), smoke test"
     L = ["# CUDA side-by-side: CAGR, PyTorch engines and hand-optimized PyTorch", "",
@@ -210,8 +222,8 @@ def header(runs, changes):
           "- x best peer: median / median of the fastest of eager, TorchScript, the three torch.compile modes and "
           "eager + CUDA Graph (below 1 = faster); x hand: median / hand-optimized median",
           "- % of bound (modelled bound / measured median): bound = max(FLOPs / peak, (parameters + inputs + "
-          "outputs) bytes / 4.8 TB/s); peaks from the NVIDIA H200 SXM datasheet, dense: fp32 67, tf32 495, "
-          "bf16 989 TFLOP/s; FLOPs counted by `cagr inspect --json` where available, else by "
+          f"outputs) bytes / {sheet['hbm_bytes_per_s'] / 1e12:.2f} TB/s); peaks from the {sheet['source']}, dense: "
+          f"{tflops} TFLOP/s; FLOPs counted by `cagr inspect --json` where available, else by "
           "torch.utils.flop_counter (matmul/conv only)", ""]
     return L
 
@@ -238,7 +250,7 @@ def write_json(path, runs, records, cases, problems):
         speedups.setdefault(c["precision"], []).append(c["cagr_speedup_over_best_peer"])
     d = {"runs": runs, "records": records, "cases": cases, "problems": problems,
          "cagr_speedup_over_best_peer_geomean": {p: geomean(v) for p, v in speedups.items()},
-         "peaks": {"flops": PEAK_FLOPS, "hbm_bytes_per_s": HBM_BYTES_PER_S, "source": "NVIDIA H200 SXM datasheet"}}
+         "peaks": datasheet(runs)}
     with open(path + ".tmp", "w") as f:
         json.dump(d, f, indent=1)
     os.replace(path + ".tmp", path)
@@ -287,7 +299,7 @@ def write_png(path, cases, title):
 def write_all(out_dir, runs, records, problems, chart=True):
     """Writes the report files from records; returns the derived cases."""
     records = dedupe(records)
-    cases = derive(records)
+    cases = derive(records, datasheet(runs))
     base = os.path.join(out_dir, "cuda_side_by_side")
     problems = list(problems)
     if chart:

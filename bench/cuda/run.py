@@ -5,7 +5,7 @@ hand-optimized PyTorch version, measured in one run on the same GPU and inputs,
 on the zoo's DLRM (dlrm_criteo), DeepFM, xDeepFM and DCN-v2 at batch 256 and
 4096, in fp32 (TF32 off), tf32 and bf16 (autocast; cells whose error against
 fp32 exceeds --bf16-tol are not timed). Everything is measured on that GPU
-except the roofline bound (modelled from H200 datasheet peaks).
+except the roofline bound (modelled from the H100's or H200's datasheet peaks).
 
   python3 bench/cuda/run.py --out $OUT                          # everything (more than one 10-minute call)
   python3 bench/cuda/run.py --batches 4096 --precisions fp32,tf32 --engines eager,compile,cudagraph,hand,cagr
@@ -264,7 +264,7 @@ def run_meta(a, device):
         v["triton"] = "not installed"
     problems = list(a.notes)
     gpu = gpu_info(device) if device.type == "cuda" else None
-    if gpu and "H200" not in gpu["name"]:
+    if gpu and not any(n in gpu["name"] for n in ("H100", "H200")):
         problems.append(f"the bound uses H200 datasheet peaks but this GPU is {gpu['name']}")
     if device.type != "cuda":
         problems.append("smoke test on the CPU: CUDA-only engines skipped, no device memory figures, "
