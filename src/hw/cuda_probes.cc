@@ -254,12 +254,17 @@ std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
   // than priced so on an H100, no faster than their tf32 plans).
   // (From 256 rows: no other entry prices them, and DLRM's at batch 256 were
   // the worst priced.)
+  // Reduced-math layers at the widths the CUDA backend runs them: DLRM's
+  // 367 and DCN-v2's 429 features come from a Concat, which pad_gemm_dims
+  // widens to 368 / 432 for tensor cores (at 429, unpadded, these probes
+  // measured 4096-row layers 2-3x slower than the padded plans ran them).
   const std::vector<int64_t> mathRows = pick(quick, {256, 1024, 4096, 16384}, {256, 4096});
   for (const std::string math : {"f32", "tf32", "bf16"}) {
     out.push_back(gemmLayer("cublaslt.matmul", kTunedGemmClass, 256, 64, {4}, true, math));
-    for (auto [k, n] : {std::pair<int64_t, int64_t>{512, 256}, {367, 512}, {429, 429}, {400, 400}, {1024, 1024}}) {
-      out.push_back(gemmLayer("cublaslt.matmul", kTunedGemmClass, k, n, math == "f32" ? tunedRows : mathRows, true,
-                              math));
+    const bool f32 = math == "f32";
+    for (auto [k, n] : {std::pair<int64_t, int64_t>{512, 256}, {f32 ? 367 : 368, 512}, {f32 ? 429 : 432, f32 ? 429 : 432},
+                        {400, 400}, {1024, 1024}}) {
+      out.push_back(gemmLayer("cublaslt.matmul", kTunedGemmClass, k, n, f32 ? tunedRows : mathRows, true, math));
     }
     // (and DLRM's 256 -> 64, 8.4e6 FLOPs at batch 256)
     if (math != "f32") out.push_back(gemmLayer("cublaslt.matmul", kTunedGemmClass, 256, 64, mathRows, true, math));

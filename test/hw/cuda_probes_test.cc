@@ -105,6 +105,8 @@ TEST(CudaProbes, ProbePlansLowerAndCompileWithNvrtc) {
       const bool misaligned =
           s.label.find("[N,367]") != std::string::npos || s.label.find("[N,429]") != std::string::npos;
       EXPECT_EQ(p->gemms[0].flipB, misaligned && s.kernel == "cublaslt.matmul") << s.label;
+      // Reduced math at the widths pad_gemm_dims gives a plan's tensor-core GEMMs (368, 432).
+      if (s.kernel != "cublaslt.matmul") EXPECT_FALSE(misaligned) << s.label;
     }
     if (p->moduleSource.empty()) continue;
     cuda::NvrtcOptions o;
