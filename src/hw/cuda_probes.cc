@@ -262,8 +262,8 @@ std::vector<CudaProbeSpec> cudaProbeSpecs(bool quick) {
   for (const std::string math : {"f32", "tf32", "bf16"}) {
     out.push_back(gemmLayer("cublaslt.matmul", kTunedGemmClass, 256, 64, {4}, true, math));
     const bool f32 = math == "f32";
-    for (auto [k, n] : {std::pair<int64_t, int64_t>{512, 256}, {f32 ? 367 : 368, 512}, {f32 ? 429 : 432, f32 ? 429 : 432},
-                        {400, 400}, {1024, 1024}}) {
+    const int64_t dlrm = f32 ? 367 : 368, dcn = f32 ? 429 : 432;
+    for (auto [k, n] : {std::pair<int64_t, int64_t>{512, 256}, {dlrm, 512}, {dcn, dcn}, {400, 400}, {1024, 1024}}) {
       out.push_back(gemmLayer("cublaslt.matmul", kTunedGemmClass, k, n, f32 ? tunedRows : mathRows, true, math));
     }
     // (and DLRM's 256 -> 64, 8.4e6 FLOPs at batch 256)
