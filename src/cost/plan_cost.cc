@@ -242,7 +242,7 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
       (chosen != 0 && info.priceAs[0] != '\0' && info.pattern != Pattern::kConcatInPlace) || tensorCores || ownGemm;
   Efficiency eff = c.cache.eff[static_cast<size_t>(id)];
   std::string name;
-  bool asRun = false;    // priced by reducedMathAsRun's entry,
+  bool asRun = false;    // priced by reducedMathAsRun's entry
   std::string library;  // the fastest library kernel in the math mode (its overhead prices an asRun one)
   if (ownGemm && !tensorCores) {
     name = info.name;
@@ -309,8 +309,9 @@ KernelEstimate memberTime(const PlanContext& c, NodeId id, KernelId chosen, int 
     if (v == kNoValue || !c.g.isConstant(v) || !ops::in(ops::kGemmLike, n.op) || c.g.type(v).rank() < 2) continue;
     const Value& w = c.g.value(v);
     const auto& wd = w.type.dims;
-    // (A CIN priced by its probe's curve was measured at its own shapes, a
-    // reduced-math GEMM priced as run at the zoo's layers, misaligned ones too.)
+    // (A CIN priced by its probe's curve was measured at its own shapes; a
+    // reduced-math GEMM priced as run, at the widths pad_gemm_dims pads the
+    // zoo's misaligned layers to, as the backend runs them.)
     if (tensorCores && w.mir.layout != Layout::kPadded && cls != "gemm.cin" && !asRun) {
       e.computeS *=
           misalignmentPenalty(c.hw, mathKernelPrecision(n.mir.math), name, cls, static_cast<double>(wd[wd.size() - 2]),
