@@ -51,13 +51,17 @@ def trim(s):
     return s if len(s) <= MAX_REASON else s[:MAX_REASON - 3] + "..."
 
 
-def error_line(stderr, stdout):
-    """CAGR's one-line error: the first line naming an error, else the last line."""
+def error_line(stderr, stdout, model):
+    """CAGR's one-line error: the first line naming an error, else the last
+    line; without the 'cagr: error: <model path>: ' prefix, so it reads the
+    same on every machine and groups across fixtures."""
     lines = [ln.strip() for ln in (stderr + "\n" + stdout).splitlines() if ln.strip()]
-    for ln in lines:
-        if re.search(r"\berror\b|unsupported|invalid|failed", ln, re.I):
-            return trim(ln)
-    return trim(lines[-1]) if lines else "no output"
+    pick = next((ln for ln in lines if re.search(r"\berror\b|unsupported|invalid|failed", ln, re.I)),
+                lines[-1] if lines else "no output")
+    pick = re.sub(r"^cagr:\s*error:\s*", "", pick)
+    for prefix in (model + ": ", os.path.relpath(model) + ": "):
+        pick = pick.replace(prefix, "")
+    return trim(pick)
 
 
 def compare(ref_path, got_path, tol):
@@ -99,7 +103,7 @@ def check_fixture(f, cagr, base, tol, timeout):
                 return {"status": "fail", "reason": f"cagr run timed out after {timeout} s", "batch": int(b),
                         "max_err": None}
             if p.returncode != 0 or not os.path.exists(out):
-                return {"status": "fail", "reason": error_line(p.stderr, p.stdout), "batch": int(b), "max_err": None}
+                return {"status": "fail", "reason": error_line(p.stderr, p.stdout, model), "batch": int(b), "max_err": None}
             ok, why, err = compare(os.path.join(base, ref["outputs"]), out, tol)
             if not ok:
                 return {"status": "fail", "reason": trim(why), "batch": int(b), "max_err": err}

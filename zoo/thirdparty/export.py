@@ -61,7 +61,8 @@ DNN = (16, 8)
 SEQ_LEN = 5
 
 # name -> (class, kwargs, feature set). Feature sets: plain = 6 sparse + 3 dense; sparse = the 6 sparse
-# only (AFM and CCPM refuse DenseFeat); varlen_* add
+# only (AFM and CCPM refuse DenseFeat); criteo26 = Criteo's 26 sparse (vocab <= 40) + 13 dense
+# fields, so PNN builds its 325 pairwise products as it does on Criteo (FiBiNET's 650 would add 4 MB); varlen_* add
 # VarLenSparseFeat columns; din = user/item/category + behaviour history with a length column.
 DEEPCTR = collections.OrderedDict([
     ("deepfm", ("DeepFM", dict(dnn_hidden_units=DNN), "plain")),
@@ -77,6 +78,7 @@ DEEPCTR = collections.OrderedDict([
     ("nfm", ("NFM", dict(dnn_hidden_units=DNN), "plain")),
     ("afm", ("AFM", dict(attention_factor=4), "sparse")),
     ("pnn", ("PNN", dict(dnn_hidden_units=DNN, use_inner=True, use_outter=True), "plain")),
+    ("pnn_criteo26", ("PNN", dict(dnn_hidden_units=DNN, use_inner=True, use_outter=True), "criteo26")),
     ("fibinet", ("FiBiNET", dict(dnn_hidden_units=DNN, bilinear_type="interaction", reduction_ratio=3), "plain")),
     ("onn", ("ONN", dict(dnn_hidden_units=DNN), "plain")),
     ("ifm", ("IFM", dict(dnn_hidden_units=DNN), "plain")),
@@ -100,6 +102,9 @@ def _deepctr_columns(kind):
                  VarLenSparseFeat(SparseFeat("hist_cate_id", 12, embedding_dim=CTR_DIM, embedding_name="cate_id"),
                                   maxlen=SEQ_LEN, length_name="seq_length")]
         return cols
+    if kind == "criteo26":
+        return ([SparseFeat(f"C{i + 1}", min(r, 40), embedding_dim=CTR_DIM) for i, r in enumerate(KAGGLE_ROWS)] +
+                [DenseFeat(f"I{i + 1}", 1) for i in range(13)])
     cols = [SparseFeat(f"C{i}", v, embedding_dim=CTR_DIM) for i, v in enumerate(CTR_VOCABS)]
     if kind == "sparse":
         return cols
@@ -515,7 +520,10 @@ def share_model_weights(name, onnx_dir, entries, out_dir):
             externalize(m, blob, index, location)
             onnx.save_model(m, path)
             e["bytes"] = os.path.getsize(path)
-            e["weights"] = os.path.join("onnx", location)
+            if any(t.data_location == onnx.TensorProto.EXTERNAL for t in m.graph.initializer):
+                e["weights"] = os.path.join("onnx", location)
+    if not index:  # no initializer over 1 KiB: nothing to share
+        os.remove(os.path.join(onnx_dir, location))
     for e in entries:
         if not e["refs"]:
             continue
