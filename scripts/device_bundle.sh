@@ -10,6 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-dev}
+bash scripts/setup.sh >/dev/null
+if ! command -v ccache >/dev/null; then  # rebuilds of the bundle reuse objects
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get install -y -qq ccache >/dev/null || { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq ccache >/dev/null; }
+fi
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
   -DCAGR_WITH_ONEDNN=OFF -DCAGR_WITH_TORCH=OFF >/dev/null
 make -C "$BUILD" -j"$(nproc)" cagr cagr_tests cagr-profile-cuda >/dev/null

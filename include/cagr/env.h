@@ -18,6 +18,40 @@
 
 namespace cagr {
 
+/// Which reduced precisions a plan may use and what output error they may
+/// cost (DESIGN §7: lossless unless asked). The default allows none: every
+/// plan keeps f32 math and f32 storage.
+struct PrecisionOptions {
+  std::vector<Precision> math;     // besides f32: tf32 / bf16 / f16 math of GEMM-like nodes and CIN
+  std::vector<Precision> storage;  // besides f32: bf16 / f16 / int8_rowwise embedding tables
+  /// Budget on max over outputs of max|y' - y| / max|y|, the plan against the
+  /// all-f32 model on a calibration batch. optimize() measures it and keeps a
+  /// precision decision only while the error stays within it. +inf: not
+  /// measured (the stated bounds alone; policy training only).
+  double maxError = 0;
+  /// Tables and nodes, by name, kept f32 whatever the sets above allow (the
+  /// measured error of their reduced precision was over the budget).
+  std::vector<std::string> keepF32;
+  /// The spec it was parsed from ("fp32", "bf16,int8-tables", ...).
+  std::string spec = "fp32";
+  bool lossless() const { return math.empty() && storage.empty(); }
+  /// Whether a set_precision action of `g` stays within these options.
+  bool allows(const Graph& g, const Action& a) const;
+};
+/// Parses "fp32" (lossless, the default) or a comma list of tf32 (tf32
+/// math), bf16 (bf16 math and tables), fp16 (f16 math and tables) and
+/// int8-tables (int8 row-wise tables). `maxError` < 0 picks the largest
+/// stated bound of the precisions asked for (statedErrorBound). Fails with a
+/// message naming `flag` on an unknown word, a bad budget, or a precision
+/// `t` cannot run.
+StatusOr<PrecisionOptions> parsePrecisionOptions(const std::string& spec, double maxError, const Target& t,
+                                                 const std::string& flag = "--precision");
+
+/// Every reduced precision (the target's legality still applies), unmeasured
+/// (maxError +inf): what policy training and the precision rewrites' tests
+/// explore. Never a user's default.
+PrecisionOptions unrestrictedPrecision();
+
 struct EnvConfig {
   int64_t batch = 256;     // binds N (and other symbols: batch * pooling)
   int64_t pooling = 1;
@@ -27,6 +61,11 @@ struct EnvConfig {
   bool verify = false;     // run verifyPlan after every step (tests)
   /// Action kinds never offered (e.g. kSetPrecision for an all-fp32 plan).
   std::vector<ActionKind> disabled;
+  /// Reduced precisions the plan may use (none by default).
+  PrecisionOptions precision;
+  /// The batch optimize() measures a precision budget on, keyed by input
+  /// name; empty: synthesized from the inputs' types (synthesizeInputs).
+  std::vector<std::pair<std::string, Tensor>> calibration;
 };
 
 /// What a learned policy sees: node features, edges, the hardware context

@@ -50,6 +50,17 @@ StatusOr<std::unique_ptr<Policy>> makeRlPolicy(const std::string& path = "", boo
 /// working directory.
 StatusOr<std::string> defaultRlPolicyPath();
 
+/// What optimize() measured of a plan's reduced precision (DESIGN §7).
+struct PrecisionReport {
+  /// max over outputs of max|y' - y| / max|y|, plan against the f32 model on
+  /// the calibration batch (reference executor, precision emulated); < 0
+  /// when nothing was measured (a lossless plan, or an unmeasured budget).
+  double measuredError = -1;
+  std::string calibration;            // where the calibration batch came from
+  std::vector<std::string> keptF32;   // tables / nodes whose reduced precision measured over budget
+  bool fellBackToF32 = false;         // no plan within budget in a few rounds: the lossless plan
+};
+
 /// The result of optimizing one graph for one target.
 struct OptimizeResult {
   Graph plan;                       // MIR with decisions and metadata
@@ -58,10 +69,16 @@ struct OptimizeResult {
   double optimizeSeconds = 0;       // measured wall time of the search
   double episodeReturn = 0;         // sum of rewards (modelled)
   std::string policy;
+  PrecisionReport precision;
 };
 
 /// Resets an environment on `g`, runs `policy`, and returns the plan with
-/// metadata (cagr.target, cagr.policy, cagr.batch, modelled latencies).
+/// metadata (cagr.target, cagr.policy, cagr.batch, modelled latencies, the
+/// precision options and, when they allow reduced precision under a finite
+/// budget, the measured error). Lossless unless cfg.precision allows more:
+/// then the plan is run against `g` on a calibration batch (cfg.calibration,
+/// else synthesized) and only precision decisions that keep the measured
+/// error within cfg.precision.maxError survive.
 StatusOr<OptimizeResult> optimize(const Graph& g, const Target& t, Policy& policy, const EnvConfig& cfg = {});
 
 }  // namespace cagr

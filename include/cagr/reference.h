@@ -33,6 +33,12 @@ StatusOr<std::vector<Tensor>> runReference(const Graph& g, const std::vector<std
 /// executor (reference and backends) checks its inputs with it.
 StatusOr<std::vector<Tensor>> matchGraphInputs(const Graph& g, const std::vector<std::pair<std::string, Tensor>>& inputs);
 
+/// Synthetic inputs at `batch` (each symbolic dim coef * symbol becomes
+/// coef * batch): floats in [0, 2), ids uniform below the smallest table any
+/// lookup reads, "*offsets*" inputs as one id per bag. Seeded, so two calls
+/// agree. Real batches come from data/gen.py or the user's .npz.
+std::vector<std::pair<std::string, Tensor>> synthesizeInputs(const Graph& g, int64_t batch, uint64_t seed = 1);
+
 /// Outcome of compareTensors.
 struct TensorComparison {
   bool close = false;      // dtype/shape agree and every element is within tolerance
@@ -43,5 +49,10 @@ struct TensorComparison {
 /// Elementwise |got - want| <= atol + rtol * |want|, NaN matching NaN only.
 /// Tensors of different shapes or dtypes are never close.
 TensorComparison compareTensors(const Tensor& got, const Tensor& want, double atol = 1e-5, double rtol = 1e-4);
+
+/// The error a precision budget bounds: the largest, over f32 outputs, of
+/// max|got - want| / max|want| (NaN where the other has none: +inf). Fails
+/// when the outputs differ in number, shape or dtype.
+StatusOr<double> relativeOutputError(const std::vector<Tensor>& got, const std::vector<Tensor>& want);
 
 }  // namespace cagr

@@ -72,6 +72,13 @@ const Rewrite* rewriteFor(ActionKind k);
 /// All legal candidates of every rewrite, plus stop (last). With `explain`,
 /// illegal near misses too.
 std::vector<Candidate> enumerateActions(const Graph& g, const Target& t, bool explain = false);
+/// The bound set_precision states for precision `p` (as table storage when
+/// `storage`, else as math) on max|y' - y| / max|y| of the outputs; 0 for
+/// f32 or a pair it never offers.
+double statedErrorBound(Precision p, bool storage);
+/// The precision a set_precision action's choice names ("bf16 (output ...)").
+StatusOr<Precision> precisionOfChoice(const std::string& choice);
+
 /// Applies `a` (stop is a no-op) and checks the result with verifyPlan.
 Status applyAction(Graph& g, const Target& t, const Action& a);
 

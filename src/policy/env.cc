@@ -55,11 +55,10 @@ Status Env::refresh(bool structureChanged) {
 const std::vector<Candidate>& Env::legalActions() const {
   if (!legalValid_) {
     legal_ = enumerateActions(g_, *target_, false);
-    if (!cfg_.disabled.empty()) {
-      std::erase_if(legal_, [&](const Candidate& c) {
-        return std::find(cfg_.disabled.begin(), cfg_.disabled.end(), c.action.kind) != cfg_.disabled.end();
-      });
-    }
+    std::erase_if(legal_, [&](const Candidate& c) {
+      return std::find(cfg_.disabled.begin(), cfg_.disabled.end(), c.action.kind) != cfg_.disabled.end() ||
+             !cfg_.precision.allows(g_, c.action);
+    });
     legalValid_ = true;
   }
   return legal_;

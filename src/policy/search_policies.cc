@@ -3,12 +3,14 @@
 // actions on small graphs). They read only legal actions and rewards.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <random>
 #include <set>
 
 #include "cagr/policy.h"
+#include "policy/precision_budget.h"
 
 namespace cagr {
 namespace {
@@ -226,7 +228,7 @@ StatusOr<std::unique_ptr<Policy>> makePolicy(const std::string& name, const Poli
                          "' (none, random, greedy, beam, beam:K, exhaustive, rl, rl:PATH, rl+greedy, rl+greedy:PATH)");
 }
 
-StatusOr<OptimizeResult> optimize(const Graph& g, const Target& t, Policy& policy, const EnvConfig& cfg) {
+StatusOr<OptimizeResult> optimizePlan(const Graph& g, const Target& t, Policy& policy, const EnvConfig& cfg) {
   auto start = std::chrono::steady_clock::now();
   Env env;
   CAGR_RETURN_IF_ERROR(env.reset(g, t, cfg));
@@ -248,7 +250,23 @@ StatusOr<OptimizeResult> optimize(const Graph& g, const Target& t, Policy& polic
   meta.set("baseline_latency_ms_modelled", r.baseline.latencyS * 1e3);
   meta.set("latency_ms_modelled", r.final.latencyS * 1e3);
   meta.set("peak_memory_bytes_modelled", r.final.peakMemoryBytes);
+  meta.set("precision", cfg.precision.spec);
   CAGR_RETURN_IF_ERROR(verifyPlan(r.plan, t).withContext("the plan " + r.policy + " produced"));
+  return r;
+}
+
+StatusOr<OptimizeResult> optimize(const Graph& g, const Target& t, Policy& policy, const EnvConfig& cfg) {
+  CAGR_ASSIGN_OR_RETURN(OptimizeResult r, optimizePlan(g, t, policy, cfg));
+  if (cfg.precision.lossless() || !std::isfinite(cfg.precision.maxError)) return r;
+  double searchSeconds = r.optimizeSeconds;
+  auto start = std::chrono::steady_clock::now();
+  CAGR_ASSIGN_OR_RETURN(r.precision, enforcePrecisionBudget(g, t, policy, cfg, r));
+  r.optimizeSeconds = searchSeconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Attrs& meta = r.plan.mutableMeta();
+  meta.set("max_error", cfg.precision.maxError);
+  meta.set("measured_error", r.precision.measuredError);
+  meta.set("calibration", r.precision.calibration);
+  if (r.precision.fellBackToF32) meta.set("precision", std::string("fp32 (no plan within the budget)"));
   return r;
 }
 

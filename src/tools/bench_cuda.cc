@@ -29,11 +29,10 @@ struct PlanTiming {
   double spreadPct() const { return medianMs > 0 ? 100 * (p90Ms - p10Ms) / medianMs : 0; }
 };
 
-// The GPU profile with the math / storage precisions --precision allows
-// (fp32: the policy gets no set_precision action at all).
 StatusOr<Target> benchTarget(const CudaBenchArgs& a) {
   CAGR_ASSIGN_OR_RETURN(Target t, resolveTarget(a.hw.empty() ? "cuda" : a.hw));
-  return withCudaPrecision(std::move(t), a.precision);
+  if (t.backend != Backend::kCuda) return invalidArgument("profile '" + t.hw.name + "' is not an NVIDIA GPU profile");
+  return t;
 }
 
 StatusOr<std::unique_ptr<Executable>> compileWith(const Graph& plan, bool cache, const CompileOptions& opts,
@@ -161,10 +160,11 @@ StatusOr<nlohmann::json> breakdowns(const Graph& base, const Graph& best, const 
 }
 
 void printJson(const CudaBenchArgs& a, const OptimizeResult& opt, const PlanTiming& base, const PlanTiming& best,
-               double maxDiff, const HardwareProfile& hw, const nlohmann::json& breakdown) {
+               double maxDiff, const HardwareProfile& hw, const nlohmann::json& breakdown,
+               const PrecisionOptions& precision) {
   nlohmann::json j = baseJson(a.model, "cuda");
   j["policy"] = opt.policy;
-  j["precision"] = a.precision;
+  j.update(precisionJson(precision, opt.precision));
   j["batch"] = a.batch;
   j["lambda_m"] = a.lambdaM;
   j["device"] = best.replay.device;
@@ -205,7 +205,9 @@ int runCudaBench(const CudaBenchArgs& a) {
   if (!m.isOk()) return fail(m.status());
   auto t = benchTarget(a);
   if (!t.isOk()) return fail(t.status());
-  auto setup = setUpBench(m->graph, *t, a.inputs, a.batch, a.policy, a.precision != "fp32", a.lambdaM);
+  auto precision = precisionOptions({a.precision, a.maxError}, *t);
+  if (!precision.isOk()) return fail(precision.status());
+  auto setup = setUpBench(m->graph, *t, a.inputs, a.batch, a.policy, *precision, a.lambdaM);
   if (!setup.isOk()) return fail(setup.status().withContext(a.model));
   const BenchInputs& inputs = setup->inputs;
   const OptimizeResult* opt = &setup->opt;
@@ -228,7 +230,7 @@ int runCudaBench(const CudaBenchArgs& a) {
     if (!bd.isOk()) return fail(bd.status().withContext("--breakdown"));
     breakdown = std::move(*bd);
   }
-  if (a.json) printJson(a, *opt, *base, *best, maxDiff, t->hw, breakdown);
+  if (a.json) printJson(a, *opt, *base, *best, maxDiff, t->hw, breakdown, *precision);
   return 0;
 }
 

@@ -13,7 +13,8 @@ namespace cagr::tools {
 
 struct CudaBenchArgs {
   std::string model, hw, policy = "greedy", inputs, output;
-  std::string precision = "fp32";  // fp32 | tf32 | bf16: the math (and table storage) the policy may choose
+  std::string precision = "fp32";  // --precision: the reduced precisions the policy may choose
+  double maxError = -1;            // --max-error (< 0: the stated bound)
   int64_t batch = 256;
   int replays = 200;  // timed graph replays per plan
   bool json = false;

@@ -16,20 +16,17 @@ namespace cagr::tools {
 
 using BenchInputs = std::vector<std::pair<std::string, Tensor>>;
 
-/// Synthetic inputs at `batch`: floats in [0, 2), ids below the smallest
-/// table, "*offsets*" inputs as one id per bag (data/gen.py makes real ones).
-BenchInputs synthesizeInputs(const Graph& g, int64_t batch);
-
 struct BenchSetup {
   BenchInputs inputs;
   OptimizeResult opt;
 };
 
 /// Inputs from `inputsPath` (or synthesized at `batch`) and `policy`'s plan
-/// of `model` for `t` at `batch` under the reward's `lambdaM`; without
-/// `reducedPrecision` the policy gets no set_precision action (fp32 plans).
+/// of `model` for `t` at `batch` under the reward's `lambdaM`, with the
+/// reduced precisions `precision` allows (none unless asked; optimize()
+/// measures their budget).
 StatusOr<BenchSetup> setUpBench(const Graph& model, const Target& t, const std::string& inputsPath, int64_t batch,
-                                const std::string& policy, bool reducedPrecision, double lambdaM);
+                                const std::string& policy, const PrecisionOptions& precision, double lambdaM);
 
 /// Writes `outputs` of `plan` to `path` (.npz, keyed by output names).
 Status writeBenchOutputs(const std::string& path, const Graph& plan, const std::vector<Tensor>& outputs);

@@ -27,9 +27,8 @@ struct BenchArgs {
   double seconds = 2;
   int minRuns = 10;
   bool json = false;
-  bool reducedPrecision = false;
   bool breakdown = false;
-  std::string precision = "fp32";  // --target cuda: fp32 | tf32 | bf16
+  PrecisionFlags precision;
   double lambdaM = 0.1;            // the reward's memory weight
 };
 
@@ -97,8 +96,8 @@ StatusOr<nlohmann::json> breakdowns(ExecutionBackend& backend, const Graph& base
 
 int runBench(const BenchArgs& a) {
   if (a.target == "cuda") {  // bench_cuda.cc: graph replays timed on the GPU
-    return runCudaBench({a.model, a.hw, a.policy, a.inputs, a.output, a.precision, a.batch, std::max(a.minRuns, 200),
-                         a.json, a.breakdown, a.lambdaM});
+    return runCudaBench({a.model, a.hw, a.policy, a.inputs, a.output, a.precision.spec, a.precision.maxError, a.batch,
+                         std::max(a.minRuns, 200), a.json, a.breakdown, a.lambdaM});
   }
   if (a.target != "cpu") return fail(unsupported("--target " + a.target + ": cagr bench runs the cpu or the cuda backend"));
   auto m = loadModel(a.model);
@@ -106,7 +105,9 @@ int runBench(const BenchArgs& a) {
   auto t = resolveTarget(a.hw.empty() ? "cpu" : a.hw);
   if (!t.isOk()) return fail(t.status());
   if (t->backend != Backend::kCpu) return fail(invalidArgument("--hw " + a.hw + " is not a CPU profile"));
-  auto setup = setUpBench(m->graph, *t, a.inputs, a.batch, a.policy, a.reducedPrecision, a.lambdaM);  // fp32 plans unless asked
+  auto precision = precisionOptions(a.precision, *t);
+  if (!precision.isOk()) return fail(precision.status());
+  auto setup = setUpBench(m->graph, *t, a.inputs, a.batch, a.policy, *precision, a.lambdaM);
   if (!setup.isOk()) return fail(setup.status().withContext(a.model));
   const BenchInputs& inputs = setup->inputs;
   const OptimizeResult* opt = &setup->opt;
@@ -128,7 +129,7 @@ int runBench(const BenchArgs& a) {
   if (a.json) {
     nlohmann::json j = baseJson(a.model, "cpu");
     j["policy"] = opt->policy;
-    j["precision"] = a.reducedPrecision ? "reduced allowed" : "fp32";
+    j.update(precisionJson(*precision, opt->precision));
     j["batch"] = a.batch;
     j["lambda_m"] = a.lambdaM;
     j["threads"] = threads;
@@ -167,6 +168,11 @@ int runBench(const BenchArgs& a) {
   }
   std::printf("speed-up %.2fx (measured); optimize %.3f s; %zu decisions; max |diff| vs unoptimized %.2e\n",
               base->medianMs / best->medianMs, opt->optimizeSeconds, opt->decisions.size(), maxDiff);
+  if (!precision->lossless()) {
+    std::printf("precision %s: output error %.3g measured against the f32 model (budget %.3g; %s)\n",
+                precision->spec.c_str(), opt->precision.measuredError, precision->maxError,
+                opt->precision.calibration.c_str());
+  }
   if (a.breakdown) {
     auto bd = breakdowns(**backend, m->graph, opt->plan, a.policy, a, inputs);
     if (!bd.isOk()) return fail(bd.status().withContext("--breakdown"));
@@ -181,8 +187,7 @@ void addBench(CLI::App& app, int& exitCode) {
   CLI::App* cmd = app.add_subcommand("bench", "time the unoptimized and the optimized plan on a backend");
   cmd->add_option("model", args->model, "model (.onnx, .mlir)")->required();
   cmd->add_option("--target", args->target, "backend: cpu or cuda");
-  cmd->add_option("--precision", args->precision,
-                  "--target cuda: fp32 (default), tf32 or bf16 math (and bf16 tables) the policy may choose");
+  addPrecisionFlags(cmd, args->precision);
   cmd->add_option("--hw", args->hw, "CPU profile the plan is made for (default: the built-in x86-64)");
   cmd->add_option("--policy", args->policy, "policy of the optimized plan (default greedy)");
   cmd->add_option("--batch", args->batch, "batch size of synthesized inputs and of plan pricing (default 256)");
@@ -190,8 +195,6 @@ void addBench(CLI::App& app, int& exitCode) {
   cmd->add_option("--threads", args->threads, "worker threads (default: all)");
   cmd->add_option("--seconds", args->seconds, "minimum timing time per plan (default 2)");
   cmd->add_option("--runs", args->minRuns, "minimum timed runs per plan (default 10)");
-  cmd->add_flag("--reduced-precision", args->reducedPrecision,
-                "let the policy choose bf16 / f16 / int8 tables (default: fp32 plans only)");
   cmd->add_option("--output", args->output, ".npz to write the optimized plan's outputs to");
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->add_option("--lambda-m", args->lambdaM,

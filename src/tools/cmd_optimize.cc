@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cagr/npz.h"
 #include "cagr/policy.h"
 #include "cagr/text.h"
 #include "tools/common.h"
@@ -21,7 +22,9 @@ struct OptimizeArgs {
   double lambdaM = 0.1, lambdaC = 0.2;
   bool json = false;
   bool fp32 = false;
-  std::string precision;  // NVIDIA profiles: fp32 / tf32 / bf16, as cagr bench --precision
+  PrecisionFlags precision;
+  std::string calibration;  // .npz the precision budget is measured on
+  double precisionBudget = 0;  // the effective --max-error, for the report
 };
 
 nlohmann::json decisionsJson(const OptimizeResult& r) {
@@ -53,16 +56,23 @@ void printHuman(const OptimizeArgs& a, const Target& t, const OptimizeResult& r)
   std::printf("latency %.5f ms -> %.5f ms (%.2fx), peak memory %.2f MB -> %.2f MB — modelled on %s\n",
               r.baseline.latencyS * 1e3, r.final.latencyS * 1e3, speedup, r.baseline.peakMemoryBytes / 1e6,
               r.final.peakMemoryBytes / 1e6, t.hw.name.c_str());
+  if (!r.precision.calibration.empty()) {
+    std::printf("precision %s: output error %.3g measured against the f32 model (budget %.3g; %s)%s\n",
+                a.precision.spec.c_str(), r.precision.measuredError, a.precisionBudget,
+                r.precision.calibration.c_str(), r.precision.fellBackToF32 ? "; no plan within it: f32 kept" : "");
+  }
   std::printf("optimize time %.3f s (measured, this host)%s%s\n", r.optimizeSeconds, a.output.empty() ? "" : "; wrote ",
               a.output.c_str());
 }
 
-int runOptimize(const OptimizeArgs& a) {
+int runOptimize(OptimizeArgs a) {
   auto m = loadModel(a.model);
   if (!m.isOk()) return fail(m.status());
   auto t = resolveTarget(a.hw.empty() ? a.target : a.hw);
-  if (t.isOk() && !a.precision.empty()) t = withCudaPrecision(std::move(*t), a.precision);
   if (!t.isOk()) return fail(t.status());
+  if (a.fp32 && a.precision.spec != "fp32") return fail(invalidArgument("--fp32 and --precision " + a.precision.spec));
+  auto precision = precisionOptions(a.precision, *t);
+  if (!precision.isOk()) return fail(precision.status());
   PolicyOptions po;
   po.beamWidth = a.beamWidth;
   po.seed = a.seed;
@@ -72,7 +82,14 @@ int runOptimize(const OptimizeArgs& a) {
   cfg.batch = a.batch;
   cfg.lambdaM = a.lambdaM;
   cfg.lambdaC = a.lambdaC;
-  if (a.fp32 || a.precision == "fp32") cfg.disabled.push_back(ActionKind::kSetPrecision);
+  cfg.precision = *precision;
+  a.precisionBudget = precision->maxError;
+  if (!a.calibration.empty()) {
+    if (precision->lossless()) return fail(invalidArgument("--calibration needs --precision other than fp32"));
+    auto cal = readNpz(a.calibration);
+    if (!cal.isOk()) return fail(cal.status());
+    cfg.calibration = std::move(*cal);
+  }
   auto r = optimize(m->graph, *t, **policy, cfg);
   if (!r.isOk()) return fail(r.status().withContext(a.model));
   if (!a.output.empty()) {
@@ -95,6 +112,7 @@ int runOptimize(const OptimizeArgs& a) {
     j["baseline_variance"] = r->baseline.variance;
     j["optimize_seconds"] = r->optimizeSeconds;
     j["decisions"] = decisionsJson(*r);
+    j.update(precisionJson(cfg.precision, r->precision));
     if (!a.output.empty()) j["plan"] = a.output;
     std::cout << j.dump(2) << "\n";
   } else {
@@ -121,10 +139,10 @@ void addOptimize(CLI::App& app, int& exitCode) {
   cmd->add_option("--lambda-m", args->lambdaM, "weight of peak memory in the reward (default 0.1)");
   cmd->add_option("--lambda-c", args->lambdaC, "weight of run-to-run variance in the reward (default 0.2)");
   cmd->add_option("-o,--output", args->output, "plan file to write (.cagr)");
-  cmd->add_flag("--fp32", args->fp32, "never change precision (no set_precision actions)");
-  cmd->add_option("--precision", args->precision,
-                  "NVIDIA profiles: fp32 (as --fp32), tf32 or bf16 math (and bf16 tables) the policy may choose, "
-                  "the plan cagr bench --target cuda --precision makes");
+  cmd->add_flag("--fp32", args->fp32, "as --precision fp32 (the default)");
+  addPrecisionFlags(cmd, args->precision);
+  cmd->add_option("--calibration", args->calibration,
+                  ".npz batch the --max-error budget is measured on (default: synthesized from the input types)");
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->callback([args, &exitCode] { exitCode = runOptimize(*args); });
 }

@@ -45,18 +45,30 @@ nlohmann::json baseJson(const std::string& model, const std::string& target) {
           {"decisions", nlohmann::json::array()}};
 }
 
-StatusOr<Target> withCudaPrecision(Target t, const std::string& precision) {
-  if (t.backend != Backend::kCuda) return invalidArgument("profile '" + t.hw.name + "' is not an NVIDIA GPU profile");
-  if (precision == "fp32") return t;
-  if (precision != "tf32" && precision != "bf16") {
-    return invalidArgument("--precision " + precision + ": expected fp32, tf32 or bf16");
-  }
-  Precision math = precision == "tf32" ? Precision::kTF32 : Precision::kBF16;
-  if (!t.supportsMath(math)) return invalidArgument(t.hw.name + " has no " + precision + " math");
-  t.math = {Precision::kF32, math};
-  t.storage = {Precision::kF32};
-  if (math == Precision::kBF16) t.storage.push_back(Precision::kBF16);
-  return t;
+void addPrecisionFlags(CLI::App* cmd, PrecisionFlags& f) {
+  cmd->add_option("--precision", f.spec,
+                  "fp32 (default: the plan keeps f32 math and storage), or a comma list of the reduced precisions "
+                  "the policy may choose: tf32 (math), bf16 (math and tables), fp16 (math and tables), "
+                  "int8-tables (int8 row-wise tables)");
+  cmd->add_option("--max-error", f.maxError,
+                  "budget on max|y' - y| / max|y| of the outputs, measured on a calibration batch against the f32 "
+                  "model (default: the largest stated bound of the precisions asked for)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+StatusOr<PrecisionOptions> precisionOptions(const PrecisionFlags& f, const Target& t) {
+  return parsePrecisionOptions(f.spec, f.maxError, t);
+}
+
+nlohmann::json precisionJson(const PrecisionOptions& o, const PrecisionReport& r) {
+  nlohmann::json j = {{"precision", o.spec}};
+  if (o.lossless()) return j;
+  j["max_error"] = o.maxError;
+  j["measured_error"] = r.measuredError;
+  j["measured_error_kind"] = "measured (reference executor, precision emulated, " + r.calibration + ")";
+  j["kept_f32"] = r.keptF32;
+  j["fell_back_to_f32"] = r.fellBackToF32;
+  return j;
 }
 
 }  // namespace cagr::tools

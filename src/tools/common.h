@@ -10,6 +10,7 @@
 #include "cagr/graph.h"
 #include "cagr/importer.h"
 #include "cagr/mir.h"
+#include "cagr/policy.h"
 
 namespace cagr::tools {
 
@@ -22,11 +23,18 @@ struct LoadedModel {
 };
 StatusOr<LoadedModel> loadModel(const std::string& path, bool recognizePatterns = true);
 
-/// An NVIDIA GPU target with the math / storage precisions `precision`
-/// allows the policy: fp32 (as profiled: the caller disables set_precision),
-/// tf32 (f32 or tf32 math, f32 storage) or bf16 (f32 or bf16 math, f32 or
-/// bf16 storage). `--hw`-style name for errors.
-StatusOr<Target> withCudaPrecision(Target t, const std::string& precision);
+/// The precision flags every planning command takes (optimize, bench):
+/// --precision (fp32, or a comma list of tf32, bf16, fp16, int8-tables) and
+/// --max-error (the measured budget; default: the stated bound).
+struct PrecisionFlags {
+  std::string spec = "fp32";
+  double maxError = -1;
+};
+void addPrecisionFlags(CLI::App* cmd, PrecisionFlags& f);
+/// The options `f` asks for on `t` (errors name the flag).
+StatusOr<PrecisionOptions> precisionOptions(const PrecisionFlags& f, const Target& t);
+/// What a --json report says of precision: the options and what optimize() measured.
+nlohmann::json precisionJson(const PrecisionOptions& o, const PrecisionReport& r);
 
 /// Prints "cagr: error: ..." to stderr and returns the exit code for `s`.
 int fail(const Status& s);

@@ -47,7 +47,10 @@ struct TrainOptions {
   int evalEvery = 10;  // greedy evaluation (and checkpoint) every N updates
   double minutes = 0;  // wall-clock budget (0: none); a timed-out run is not byte-reproducible
   rl::ModelConfig model;
-  EnvConfig env;        // batch, lambda_m, lambda_c (0.2), maxSteps
+  // batch, lambda_m, lambda_c (0.2), maxSteps; every precision, as the
+  // policy must learn when a reduced one pays (users' plans are lossless
+  // unless they ask, and then optimize() measures the budget).
+  EnvConfig env{.precision = unrestrictedPrecision()};
   std::string command;  // the command line, recorded in the policy file
 };
 

@@ -63,10 +63,13 @@ cuda::NvrtcOptions options(const std::string& arch = "sm_90a") {
 
 using rwtest::h200;
 
+// The policy's H200 plan with every reduced precision allowed (unmeasured):
+// the generated code of reduced-precision plans is under test here.
 Graph optimized(const Graph& hir, const std::string& policy) {
   auto p = makePolicy(policy);
   EnvConfig cfg;
   cfg.batch = 4096;
+  cfg.precision = unrestrictedPrecision();
   auto r = optimize(hir, h200(), **p, cfg);
   EXPECT_TRUE(r.isOk()) << r.status().message();
   return r.isOk() ? r->plan : hir;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <optional>
 
 #include "../rewrite/rewrite_test_util.h"
@@ -16,13 +17,13 @@ inline std::optional<Graph> greedyPlan(const HardwareProfile& hw, const char* mo
   auto t = makeTarget(hw);
   EXPECT_TRUE(t.isOk()) << t.status().message();
   if (!t.isOk()) return std::nullopt;
-  t->math = {Precision::kF32, low};
-  t->storage = {Precision::kF32};
   auto policy = makePolicy("greedy");
   EXPECT_TRUE(policy.isOk());
   if (!policy.isOk()) return std::nullopt;
   EnvConfig cfg;
   cfg.batch = batch;
+  cfg.precision.math = {low};
+  cfg.precision.maxError = INFINITY;  // the pricing is under test, not the budget
   auto r = optimize(rwtest::zoo(model), *t, **policy, cfg);
   EXPECT_TRUE(r.isOk()) << r.status().message();
   if (!r.isOk()) return std::nullopt;

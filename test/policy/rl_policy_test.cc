@@ -248,6 +248,7 @@ TEST(RlPolicy, GreedyRefinementStartsFromThePolicysPlan) {
   // A short episode, which the policy uses up: the refinement reopens it.
   EnvConfig cfg;
   cfg.maxSteps = 12;
+  cfg.precision = unrestrictedPrecision();  // as the policy was trained
   auto a = optimize(g, rwtest::target("v100"), **rl, cfg);
   auto b = optimize(g, rwtest::target("v100"), **refined, cfg);
   ASSERT_TRUE(a.isOk()) << a.status().message();

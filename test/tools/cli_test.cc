@@ -91,9 +91,13 @@ TEST_F(CliTest, OptimizeWritesPlansThatRunAndMatchTheModel) {
     auto got = readNpz(out);
     auto want = readNpz(src("zoo/ref/dlrm_criteo.dynamo.b7.outputs.npz"));
     ASSERT_TRUE(got.isOk() && want.isOk());
-    // Plans may carry reduced-precision tables (int8 row-wise, stated bound 2e-2).
-    auto cmp = compareTensors(*findArray(*got, "prob", out), *findArray(*want, "prob", "ref"), 2e-2, 0);
+    // Default plans are lossless: f32 math and tables, within 1e-5 of ONNX Runtime.
+    auto cmp = compareTensors(*findArray(*got, "prob", out), *findArray(*want, "prob", "ref"), 1e-5, 0);
     EXPECT_TRUE(cmp.close) << cmp.message;
+    std::ifstream f(plan);
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text.find("cagr.storage"), std::string::npos) << policy;
+    EXPECT_EQ(text.find("cagr.math"), std::string::npos) << policy;
   }
 }
 
@@ -108,7 +112,8 @@ TEST_F(CliTest, OptimizeRejectsUnknownTargetsAndPolicies) {
 
 // `cagr optimize --precision` makes the plan `cagr bench --target cuda
 // --precision` times: fp32 keeps f32 math, tf32 may choose tf32 math only,
-// bf16 bf16 math and tables; anything else, or a CPU profile, is refused.
+// bf16 bf16 math and tables; unknown words, and precisions the profile has
+// no kernels for, are refused.
 TEST_F(CliTest, OptimizePrecisionLimitsTheMathOfCudaPlans) {
   auto mathOf = [&](const std::string& precision) {
     const std::string plan = tmp("p_" + precision + ".cagr");
@@ -128,12 +133,41 @@ TEST_F(CliTest, OptimizePrecisionLimitsTheMathOfCudaPlans) {
   EXPECT_EQ(mathOf("tf32"), "tf32 ");
   EXPECT_EQ(mathOf("bf16"), "bf16 ");
   Result bad = cagr("optimize " + src("zoo/onnx/dlrm_criteo.ts.onnx") + " --hw " +
-                    src("bench/results/hw/h200-probed.json") + " --precision fp16");
+                    src("bench/results/hw/h200-probed.json") + " --precision fp8");
   EXPECT_NE(bad.code, 0);
-  EXPECT_NE(bad.out.find("--precision fp16: expected fp32, tf32 or bf16"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("--precision fp8: unknown precision 'fp8'"), std::string::npos) << bad.out;
   Result cpu = cagr("optimize " + src("zoo/onnx/dlrm_criteo.ts.onnx") + " --target cpu --precision tf32");
   EXPECT_NE(cpu.code, 0);
-  EXPECT_NE(cpu.out.find("not an NVIDIA GPU profile"), std::string::npos) << cpu.out;
+  EXPECT_NE(cpu.out.find("has no tf32 math"), std::string::npos) << cpu.out;
+  Result both = cagr("optimize " + src("zoo/onnx/dlrm_criteo.ts.onnx") + " --target cpu --fp32 --precision bf16");
+  EXPECT_NE(both.code, 0);
+}
+
+// Reduced precision is opt-in under a measured budget: the plan records the
+// budget and the error measured on the calibration batch, which stays within
+// it; a budget no wide int8 table meets keeps those tables f32.
+TEST_F(CliTest, OptimizeMeasuresThePrecisionBudget) {
+  const std::string model = src("zoo/onnx/deepfm.ts.onnx");
+  const std::string plan = tmp("int8.cagr");
+  Result r = cagr("optimize " + model + " --target cpu --precision int8-tables --max-error 1e-2 --calibration " +
+                  src("zoo/ref/deepfm.b7.inputs.npz") + " --json -o " + plan);
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["precision"], "int8-tables");
+  EXPECT_DOUBLE_EQ(j["max_error"].get<double>(), 1e-2);
+  EXPECT_GE(j["measured_error"].get<double>(), 0);
+  EXPECT_LE(j["measured_error"].get<double>(), 1e-2);
+  // The plan runs within the measured error of the f32 model on that batch.
+  std::string out = tmp("int8.npz");
+  Result run = cagr("run " + plan + " --inputs " + src("zoo/ref/deepfm.b7.inputs.npz") + " --output " + out);
+  ASSERT_EQ(run.code, 0) << run.out;
+  Result tight = cagr("optimize " + model + " --target cpu --precision int8-tables --max-error 1e-9 --json");
+  ASSERT_EQ(tight.code, 0) << tight.out;
+  auto jt = nlohmann::json::parse(tight.out);
+  EXPECT_LE(jt["measured_error"].get<double>(), 1e-9);
+  EXPECT_FALSE(jt["kept_f32"].empty()) << tight.out;  // the wide tables stay f32
+  Result nan = cagr("optimize " + model + " --target cpu --precision bf16 --max-error -1");
+  EXPECT_NE(nan.code, 0);
 }
 
 TEST_F(CliTest, BenchTimesBothPlansOnTheCpuBackend) {
@@ -147,7 +181,7 @@ TEST_F(CliTest, BenchTimesBothPlansOnTheCpuBackend) {
   EXPECT_GT(j["baseline_latency_ms"].get<double>(), 0);
   EXPECT_GT(j["peak_memory_bytes"].get<int64_t>(), 0);
   EXPECT_GE(j["optimized"]["runs"].get<int>(), 2);
-  EXPECT_EQ(j["precision"], "fp32");  // bench plans stay fp32 unless --reduced-precision
+  EXPECT_EQ(j["precision"], "fp32");  // plans stay fp32 unless --precision asks for more
   EXPECT_LT(j["max_abs_diff_vs_unoptimized"].get<double>(), 1e-4);
   // Without a GPU (or a CUDA build): one clear error; with one, the CUDA path's JSON.
   Result gpu = cagr("bench " + src("zoo/onnx/deepfm.ts.onnx") + " --target cuda --batch 8 --json");

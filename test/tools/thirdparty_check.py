@@ -3,9 +3,11 @@
 
   test/tools/thirdparty_check.py --cagr build/cagr [--manifest zoo/thirdparty/manifest.json]
       [--table OUT.md] [--update-expected] [--models a,b] [--jobs 2] [--json OUT.json]
+      [--targets reference,cpu]
 
-For every fixture the exporter produced and every reference batch, runs
-`cagr run MODEL --inputs X --output Y` (the reference executor) and compares
+For every fixture the exporter produced, every reference batch and every
+target (default: the reference executor and the CPU backend), runs
+`cagr run MODEL --inputs X --output Y --target T` and compares
 each output with ONNX Runtime's (max abs error <= the manifest's tolerance,
 1e-5). A fixture passes when every batch does; otherwise its reason is CAGR's
 own error line (or the numerical mismatch), trimmed to one line.
@@ -84,7 +86,7 @@ def compare(ref_path, got_path, tol):
     return True, None, worst
 
 
-def check_fixture(f, cagr, base, tol, timeout):
+def check_fixture(f, cagr, base, tol, timeout, targets):
     """-> dict(status, reason, batch, max_err)."""
     if f.get("export_error"):
         return {"status": "export-error", "reason": trim(f["export_error"]), "batch": None, "max_err": None}
@@ -94,9 +96,11 @@ def check_fixture(f, cagr, base, tol, timeout):
     model = os.path.join(base, f["onnx"])
     worst = 0.0
     with tempfile.TemporaryDirectory(prefix="tpcheck-") as tmp:
-        for b, ref in sorted(f["refs"].items(), key=lambda kv: int(kv[0])):
-            out = os.path.join(tmp, f"out.b{b}.npz")
-            cmd = [cagr, "run", model, "--inputs", os.path.join(base, ref["inputs"]), "--output", out]
+        runs = [(b, ref, t) for b, ref in sorted(f["refs"].items(), key=lambda kv: int(kv[0])) for t in targets]
+        for b, ref, target in runs:
+            out = os.path.join(tmp, f"out.b{b}.{target}.npz")
+            cmd = [cagr, "run", model, "--inputs", os.path.join(base, ref["inputs"]), "--output", out,
+                   "--target", target]
             try:
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -106,7 +110,7 @@ def check_fixture(f, cagr, base, tol, timeout):
                 return {"status": "fail", "reason": error_line(p.stderr, p.stdout, model), "batch": int(b), "max_err": None}
             ok, why, err = compare(os.path.join(base, ref["outputs"]), out, tol)
             if not ok:
-                return {"status": "fail", "reason": trim(why), "batch": int(b), "max_err": err}
+                return {"status": "fail", "reason": trim(f"{target}: {why}"), "batch": int(b), "max_err": err}
             worst = max(worst, err)
     return {"status": "pass", "reason": None, "batch": None, "max_err": worst}
 
@@ -178,6 +182,8 @@ def main():
     ap.add_argument("--models", default="", help="comma-separated models to check (default: all)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=120, help="seconds per cagr run")
+    ap.add_argument("--targets", default="reference,cpu",
+                    help="cagr run --target values each fixture must pass on (default reference,cpu)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every fixture")
     a = ap.parse_args()
     if not os.access(a.cagr, os.X_OK):
@@ -192,7 +198,8 @@ def main():
 
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
-        futs = {pool.submit(check_fixture, f, os.path.abspath(a.cagr), base, tol, a.timeout): f for f in fixtures}
+        futs = {pool.submit(check_fixture, f, os.path.abspath(a.cagr), base, tol, a.timeout,
+                            [t for t in a.targets.split(",") if t]): f for f in fixtures}
         for fut in concurrent.futures.as_completed(futs):
             results[futs[fut]["id"]] = fut.result()
 

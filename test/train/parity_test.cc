@@ -20,6 +20,7 @@ std::vector<Observation> observations(const std::string& model, const std::strin
   Env env;
   EnvConfig cfg;
   cfg.batch = 1024;
+  cfg.precision = unrestrictedPrecision();  // the states training sees
   EXPECT_TRUE(env.reset(rwtest::zoo(model), rwtest::target(platform), cfg).isOk());
   std::vector<Observation> out{rl::observe(env)};
   for (int i = 0; i < 4 && env.legalActions().size() > 1; ++i) {

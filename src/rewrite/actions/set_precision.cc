@@ -25,15 +25,17 @@ struct ErrorBound {
   Precision precision;
   bool storage;
   const char* bound;
+  double value;
 };
 constexpr ErrorBound kBounds[] = {
-    {Precision::kTF32, false, "1e-2"},        // 10 mantissa bits; DLRM measured 2.5e-3
-    {Precision::kBF16, false, "5e-2"},        // 7 mantissa bits; DLRM measured 1.5e-2
-    {Precision::kF16, false, "1e-2"},         // as tf32: values stay far inside f16's range
-    {Precision::kBF16, true, "2e-2"},         // one rounding per table row read; measured 1.2e-3
-    {Precision::kF16, true, "5e-3"},          // measured 1.3e-4
-    {Precision::kInt8Rowwise, true, "2e-2"},  // half a step of (max - min) / 255; measured 2.7e-3
+    {Precision::kTF32, false, "1e-2", 1e-2},        // 10 mantissa bits; DLRM measured 2.5e-3
+    {Precision::kBF16, false, "5e-2", 5e-2},        // 7 mantissa bits; DLRM measured 1.5e-2
+    {Precision::kF16, false, "1e-2", 1e-2},         // as tf32: values stay far inside f16's range
+    {Precision::kBF16, true, "2e-2", 2e-2},         // one rounding per table row read; measured 1.2e-3
+    {Precision::kF16, true, "5e-3", 5e-3},          // measured 1.3e-4
+    {Precision::kInt8Rowwise, true, "2e-2", 2e-2},  // half a step of (max - min) / 255; measured 2.7e-3
 };
+
 
 // "bf16 (output error <= 5e-2)"; plain "f32" (exact).
 std::string choiceText(Precision p, bool storage) {
@@ -45,10 +47,6 @@ std::string choiceText(Precision p, bool storage) {
   return precisionName(p);
 }
 
-// The precision a choice names: its first word.
-StatusOr<Precision> parseChoice(const std::string& choice) {
-  return parsePrecision(choice.substr(0, choice.find(' ')));
-}
 
 std::string valueName(const Graph& g, ValueId v) {
   return "%" + g.value(v).name;
@@ -186,7 +184,7 @@ class SetPrecision : public Rewrite {
   }
 
   Status apply(Graph& g, const Target& t, const Action& a) const override {
-    CAGR_ASSIGN_OR_RETURN(Precision p, parseChoice(a.choice));
+    CAGR_ASSIGN_OR_RETURN(Precision p, precisionOfChoice(a.choice));
     ValueUses uses = valueUses(g);
     std::string why;
     if (a.value != kNoValue) {
@@ -243,3 +241,18 @@ const Rewrite* setPrecision() {
 }
 
 }  // namespace cagr::rewrites
+
+namespace cagr {
+
+StatusOr<Precision> precisionOfChoice(const std::string& choice) {
+  return parsePrecision(choice.substr(0, choice.find(' ')));
+}
+
+double statedErrorBound(Precision p, bool storage) {
+  for (const rewrites::ErrorBound& b : rewrites::kBounds) {
+    if (b.precision == p && b.storage == storage) return b.value;
+  }
+  return 0;
+}
+
+}  // namespace cagr

@@ -175,4 +175,34 @@ TensorComparison compareTensors(const Tensor& got, const Tensor& want, double at
   return r;
 }
 
+namespace {
+
+double maxAbs(const Tensor& t) {
+  double m = 0;
+  if (t.dtype() != DType::kF32) return m;
+  for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::fabs(static_cast<double>(t.data<float>()[i])));
+  return m;
+}
+
+}  // namespace
+
+StatusOr<double> relativeOutputError(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
+  if (got.size() != want.size()) return internalError("plan and model differ in their number of outputs");
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i].dtype() != want[i].dtype() || got[i].shape() != want[i].shape()) {
+      return internalError("output #" + std::to_string(i) + " differs in shape or dtype between plan and model");
+    }
+    if (want[i].dtype() != DType::kF32) continue;
+    double scale = std::max(maxAbs(want[i]), 1e-30), diff = 0;
+    for (int64_t k = 0; k < want[i].numel(); ++k) {
+      float a = got[i].data<float>()[k], b = want[i].data<float>()[k];
+      if (std::isnan(a) != std::isnan(b)) return INFINITY;
+      if (!std::isnan(a)) diff = std::max(diff, std::fabs(static_cast<double>(a) - b));
+    }
+    worst = std::max(worst, diff / scale);
+  }
+  return worst;
+}
+
 }  // namespace cagr
