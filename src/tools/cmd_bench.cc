@@ -28,6 +28,7 @@ struct BenchArgs {
   int minRuns = 10;
   bool json = false;
   bool breakdown = false;
+  bool noPatterns = false;  // import without lifting Interaction / FM / CIN
   PrecisionFlags precision;
   double lambdaM = 0.1;            // the reward's memory weight
 };
@@ -100,7 +101,7 @@ int runBench(const BenchArgs& a) {
                          std::max(a.minRuns, 200), a.json, a.breakdown, a.lambdaM});
   }
   if (a.target != "cpu") return fail(unsupported("--target " + a.target + ": cagr bench runs the cpu or the cuda backend"));
-  auto m = loadModel(a.model);
+  auto m = loadModel(a.model, !a.noPatterns);
   if (!m.isOk()) return fail(m.status());
   auto t = resolveTarget(a.hw.empty() ? "cpu" : a.hw);
   if (!t.isOk()) return fail(t.status());
@@ -130,6 +131,7 @@ int runBench(const BenchArgs& a) {
     nlohmann::json j = baseJson(a.model, "cpu");
     j["policy"] = opt->policy;
     j.update(precisionJson(*precision, opt->precision));
+    j["patterns"] = !a.noPatterns;
     j["batch"] = a.batch;
     j["lambda_m"] = a.lambdaM;
     j["threads"] = threads;
@@ -201,6 +203,8 @@ void addBench(CLI::App& app, int& exitCode) {
                   "weight of peak memory in the reward (default 0.1): for the plan, and for the cuda backend's "
                   "choice of library workspace")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--no-patterns", args->noPatterns,
+                "cpu: import without recognising Interaction / FM / CIN (what a model no recogniser lifts costs)");
   cmd->add_flag("--breakdown", args->breakdown,
                 "also time each plan kernel by kernel and print where the time goes (measured)");
   cmd->callback([args, &exitCode] { exitCode = runBench(*args); });

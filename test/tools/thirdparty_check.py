@@ -3,14 +3,17 @@
 
   test/tools/thirdparty_check.py --cagr build/cagr [--manifest zoo/thirdparty/manifest.json]
       [--table OUT.md] [--update-expected] [--models a,b] [--jobs 2] [--json OUT.json]
-      [--targets reference,cpu]
+      [--targets reference,cpu] [--no-plans]
 
 For every fixture the exporter produced, every reference batch and every
 target (default: the reference executor and the CPU backend), runs
 `cagr run MODEL --inputs X --output Y --target T` and compares
 each output with ONNX Runtime's (max abs error <= the manifest's tolerance,
 1e-5). A fixture passes when every batch does; otherwise its reason is CAGR's
-own error line (or the numerical mismatch), trimmed to one line.
+own error line (or the numerical mismatch), trimmed to one line. A fixture
+that runs is then optimized with default flags (lossless: greedy for the CPU,
+run on the CPU backend, and one more policy x target pair, rotating over the
+manifest) and its plans must match too.
 
 Exit status 1 when a fixture marked expected "pass" fails or one marked
 "fail" now passes, so the manifest stays honest; --update-expected rewrites
@@ -86,7 +89,7 @@ def compare(ref_path, got_path, tol):
     return True, None, worst
 
 
-def check_fixture(f, cagr, base, tol, timeout, targets):
+def check_fixture(f, cagr, base, tol, timeout, targets, plans):
     """-> dict(status, reason, batch, max_err)."""
     if f.get("export_error"):
         return {"status": "export-error", "reason": trim(f["export_error"]), "batch": None, "max_err": None}
@@ -112,7 +115,43 @@ def check_fixture(f, cagr, base, tol, timeout, targets):
             if not ok:
                 return {"status": "fail", "reason": trim(f"{target}: {why}"), "batch": int(b), "max_err": err}
             worst = max(worst, err)
+        if plans:
+            why = check_plans(f, cagr, base, tol, timeout, model, tmp)
+            if why:
+                return {"status": "fail", "reason": trim(why), "batch": None, "max_err": None}
     return {"status": "pass", "reason": None, "batch": None, "max_err": worst}
+
+
+# Default plans must be lossless (issue 38): every fixture that imports is
+# also optimized with default flags and its plan run. Greedy for the CPU runs
+# on the CPU backend; one more (policy, target) pair per fixture, rotating
+# through all of them over the manifest, runs on the reference executor.
+PLAN_POLICIES = ["greedy", "beam:2", "random", "rl", "rl+greedy"]
+PLAN_TARGETS = ["x86-64", "h200", "mi250x", "tpu-v4"]
+
+
+def check_plans(f, cagr, base, tol, timeout, model, tmp):
+    """-> None, or why a default plan of the fixture does not match."""
+    b, ref = max(f["refs"].items(), key=lambda kv: int(kv[0]))
+    combos = [(p, t) for t in PLAN_TARGETS for p in PLAN_POLICIES]
+    rotated = combos[sum(map(ord, f["id"])) % len(combos)]
+    for policy, target, run_on in [("greedy", "cpu", "cpu"), rotated + ("reference",)]:
+        plan = os.path.join(tmp, f"plan.{policy.replace(':', '_')}.{target}.cagr")
+        out = os.path.join(tmp, f"plan.{policy.replace(':', '_')}.{target}.npz")
+        steps = [[cagr, "optimize", model, "--target", target, "--policy", policy, "--batch", str(b), "-o", plan],
+                 [cagr, "run", plan, "--inputs", os.path.join(base, ref["inputs"]), "--output", out,
+                  "--target", run_on]]
+        for cmd in steps:
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return f"{policy} plan for {target}: {cmd[1]} timed out after {timeout} s"
+            if p.returncode != 0:
+                return f"{policy} plan for {target}: {cmd[1]}: {error_line(p.stderr, p.stdout, model)}"
+        ok, why, _ = compare(os.path.join(base, ref["outputs"]), out, tol)
+        if not ok:
+            return f"{policy} plan for {target} on {run_on}: {why}"
+    return None
 
 
 def normalise(reason):
@@ -184,6 +223,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=120, help="seconds per cagr run")
     ap.add_argument("--targets", default="reference,cpu",
                     help="cagr run --target values each fixture must pass on (default reference,cpu)")
+    ap.add_argument("--no-plans", action="store_true",
+                    help="only import and run; skip optimizing each fixture with default flags")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every fixture")
     a = ap.parse_args()
     if not os.access(a.cagr, os.X_OK):
@@ -199,7 +240,7 @@ def main():
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
         futs = {pool.submit(check_fixture, f, os.path.abspath(a.cagr), base, tol, a.timeout,
-                            [t for t in a.targets.split(",") if t]): f for f in fixtures}
+                            [t for t in a.targets.split(",") if t], not a.no_plans): f for f in fixtures}
         for fut in concurrent.futures.as_completed(futs):
             results[futs[fut]["id"]] = fut.result()
 
