@@ -216,9 +216,15 @@ StatusOr<std::unique_ptr<Policy>> makePolicy(const std::string& name, const Poli
   if (name == "exhaustive") return std::unique_ptr<Policy>(new ExhaustivePolicy(opts));
   if (name == "beam") return std::unique_ptr<Policy>(new BeamPolicy(opts.beamWidth, opts.minGain));
   if (name.rfind("beam:", 0) == 0) {
-    int k = std::atoi(name.c_str() + 5);
-    if (k < 1) return invalidArgument("beam width in '" + name + "' must be a positive integer");
-    return std::unique_ptr<Policy>(new BeamPolicy(k, opts.minGain));
+    // Each beam state is a graph copy priced per step: past a few hundred
+    // the search runs for hours, so wider beams are refused.
+    constexpr int kMaxBeam = 256;
+    char* end = nullptr;
+    long k = std::strtol(name.c_str() + 5, &end, 10);
+    if (end == name.c_str() + 5 || *end != '\0' || k < 1 || k > kMaxBeam) {
+      return invalidArgument("beam width in '" + name + "' must be an integer in 1.." + std::to_string(kMaxBeam));
+    }
+    return std::unique_ptr<Policy>(new BeamPolicy(static_cast<int>(k), opts.minGain));
   }
   if (name == "rl") return makeRlPolicy();
   if (name.rfind("rl:", 0) == 0) return makeRlPolicy(name.substr(3));

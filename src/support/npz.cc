@@ -309,12 +309,20 @@ class InFile {
 /// Writes via "<path>.tmp" and renames into place so readers never see a
 /// half-written file.
 Status writeAtomically(const std::string& path, const std::function<void(std::ofstream&)>& body) {
+  // Renaming over the destination would replace a device node, a FIFO or a
+  // symlink (and what it points to stays) with a regular file: refuse those.
+  std::error_code ec;
+  auto st = std::filesystem::symlink_status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    return invalidArgument(path + ": exists and is not a regular file (a " +
+                           (std::filesystem::is_symlink(st) ? std::string("symbolic link") : std::string("special file")) +
+                           "); not replacing it");
+  }
   const std::string tmp = path + ".tmp";
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   if (!out) return invalidArgument(path + ": cannot open for writing: " + std::strerror(errno));
   body(out);
   out.close();
-  std::error_code ec;
   if (!out) {
     std::filesystem::remove(tmp, ec);
     return invalidArgument(path + ": write failed (disk full?)");

@@ -192,11 +192,12 @@ void addBench(CLI::App& app, int& exitCode) {
   addPrecisionFlags(cmd, args->precision);
   cmd->add_option("--hw", args->hw, "CPU profile the plan is made for (default: the built-in x86-64)");
   cmd->add_option("--policy", args->policy, "policy of the optimized plan (default greedy)");
-  cmd->add_option("--batch", args->batch, "batch size of synthesized inputs and of plan pricing (default 256)");
+  cmd->add_option("--batch", args->batch, "batch size of synthesized inputs and of plan pricing (default 256)")
+      ->check(CLI::Range(int64_t{1}, kMaxBatch));
   cmd->add_option("--inputs", args->inputs, ".npz inputs (default: synthesized at --batch)");
-  cmd->add_option("--threads", args->threads, "worker threads (default: all)");
-  cmd->add_option("--seconds", args->seconds, "minimum timing time per plan (default 2)");
-  cmd->add_option("--runs", args->minRuns, "minimum timed runs per plan (default 10)");
+  cmd->add_option("--threads", args->threads, "worker threads (default: all)")->check(CLI::Range(0, kMaxThreads));
+  cmd->add_option("--seconds", args->seconds, "minimum timing time per plan (default 2)")->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("--runs", args->minRuns, "minimum timed runs per plan (default 10)")->check(CLI::Range(1, 1000000));
   cmd->add_option("--output", args->output, ".npz to write the optimized plan's outputs to");
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->add_option("--lambda-m", args->lambdaM,

@@ -155,7 +155,8 @@ void addInspect(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app.add_subcommand("inspect", "ops, shapes, parameters, FLOPs, bytes and intensity per node");
   cmd->add_option("model", args->model, "model (.onnx or .mlir)")->required();
-  cmd->add_option("--batch", args->batch, "batch size N for the counts (default 256)");
+  cmd->add_option("--batch", args->batch, "batch size N for the counts (default 256)")
+      ->check(CLI::Range(int64_t{1}, kMaxBatch));
   cmd->add_option("--pooling", args->pooling, "ids per bag for multi-hot inputs (other symbols = N*pooling)");
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->add_flag("--no-patterns", args->noPatterns, "do not recognise Interaction/FM/CIN");

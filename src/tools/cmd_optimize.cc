@@ -133,8 +133,10 @@ void addOptimize(CLI::App& app, int& exitCode) {
   cmd->add_option("--policy", args->policy,
                   "none | random | greedy | beam | beam:K | exhaustive | rl | rl:PATH (trained policy, .rlp) | "
                   "rl+greedy[:PATH] (rl's plan refined by greedy steps)");
-  cmd->add_option("--beam-width", args->beamWidth, "beam width for --policy beam (default 8)");
-  cmd->add_option("--batch", args->batch, "batch size the plan is priced at (default 256)");
+  cmd->add_option("--beam-width", args->beamWidth, "beam width for --policy beam (default 8)")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--batch", args->batch, "batch size the plan is priced at (default 256)")
+      ->check(CLI::Range(int64_t{1}, kMaxBatch));
   cmd->add_option("--seed", args->seed, "seed of the random policy");
   cmd->add_option("--lambda-m", args->lambdaM, "weight of peak memory in the reward (default 0.1)");
   cmd->add_option("--lambda-c", args->lambdaC, "weight of run-to-run variance in the reward (default 0.2)");

@@ -229,7 +229,8 @@ void addProfile(CLI::App& app, int& exitCode) {
                 "time held-out kernels and shapes (none used by the profile fit) and write cagr-validation-1 "
                 "records instead of a profile");
   cmd->add_option("--budget", args->budget, "time budget in seconds for the full run (default 90)");
-  cmd->add_option("--threads", args->threads, "threads to benchmark with (default: all online CPUs)");
+  cmd->add_option("--threads", args->threads, "threads to benchmark with (default: all online CPUs)")
+      ->check(CLI::Range(0, kMaxThreads));
   cmd->add_flag("--json", args->json, "print the summary as one JSON object");
   cmd->add_flag("--quiet", args->quiet, "no progress bar");
   cmd->callback([args, &exitCode] { exitCode = runProfile(*args); });

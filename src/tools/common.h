@@ -36,6 +36,11 @@ StatusOr<PrecisionOptions> precisionOptions(const PrecisionFlags& f, const Targe
 /// What a --json report says of precision: the options and what optimize() measured.
 nlohmann::json precisionJson(const PrecisionOptions& o, const PrecisionReport& r);
 
+/// Bounds of the numeric flags every command validates (issue 40): a batch
+/// past 2^24 rows, or thousands of threads, is a typo, not a workload.
+constexpr int64_t kMaxBatch = int64_t{1} << 24;
+constexpr int kMaxThreads = 1024;
+
 /// Prints "cagr: error: ..." to stderr and returns the exit code for `s`.
 int fail(const Status& s);
 

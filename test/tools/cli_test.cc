@@ -315,6 +315,47 @@ TEST_F(CliTest, OutOfRangeEmbeddingIdNamesTheNode) {
                      {"Gather", "out of range"});
 }
 
+// Odd numeric flags are refused before any work (issue 40: --runs 0
+// --seconds 0 indexed an empty vector, --batch -1 / 1e12 and --threads
+// 100000 aborted, beam:1000000 and --seconds inf hung).
+TEST_F(CliTest, OddNumericFlagsAreRefusedCleanly) {
+  const std::string model = src("zoo/onnx/deepfm.ts.onnx");
+  for (const std::string& flags : {std::string("bench ") + model + " --runs 0 --seconds 0",
+                                   std::string("bench ") + model + " --batch -1",
+                                   std::string("bench ") + model + " --batch 1000000000000",
+                                   std::string("bench ") + model + " --threads 100000",
+                                   std::string("bench ") + model + " --seconds inf",
+                                   std::string("optimize ") + model + " --policy beam:1000000",
+                                   std::string("optimize ") + model + " --policy beam:2x",
+                                   std::string("optimize ") + model + " --batch 0",
+                                   std::string("inspect ") + model + " --batch -5"}) {
+    Result r = cagr(flags);
+    EXPECT_NE(r.code, 0) << flags;
+    EXPECT_LE(r.code, 4) << flags << ": " << r.out;  // an exit code, not a signal
+    EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << flags << ": " << r.out;
+  }
+}
+
+// An --output that is a symlink or a special file is not replaced by a
+// regular file (issue 40: --output /dev/null, as root, broke the machine).
+TEST_F(CliTest, OutputNeverReplacesASymlinkOrDevice) {
+  const std::string inputs = src("zoo/ref/deepfm.b7.inputs.npz");
+  const std::string target = tmp("kept.txt"), link = tmp("link.npz");
+  std::ofstream(target) << "keep me";
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(target, link);
+  Result r = cagr("run " + src("zoo/onnx/deepfm.ts.onnx") + " --inputs " + inputs + " --output " + link);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  std::ifstream kept(target);
+  std::string text((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "keep me");
+  Result dev = cagr("run " + src("zoo/onnx/deepfm.ts.onnx") + " --inputs " + inputs + " --output /dev/null");
+  EXPECT_NE(dev.code, 0);
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
+}
+
 TEST_F(CliTest, UnknownModelFormat) {
   std::ofstream(tmp("model.txt")) << "x";
   expectCleanFailure(cagr("inspect " + tmp("model.txt")), {"model.txt", "unknown model format"});
