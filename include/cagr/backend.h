@@ -51,6 +51,14 @@ struct KernelTiming {
 };
 
 /// A compiled plan, ready to run many times (at any batch size).
+///
+/// Thread safety: run(), profile() and peakMemoryBytes() may be called from
+/// any number of threads at once on one Executable. Runs of one Executable
+/// do not overlap: each holds the executable's activation memory (the CPU
+/// arena, the CUDA batch state) for its whole duration and the others wait,
+/// so every call returns exactly what a single-threaded call would. For
+/// concurrent runs, compile the plan once per worker (weights are copied per
+/// executable). test/backends/concurrency_test.cc holds them to it.
 class Executable {
  public:
   virtual ~Executable() = default;

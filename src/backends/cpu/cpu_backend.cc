@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 
 #include "backends/cpu/step.h"
 #include "backends/plan_memory.h"
@@ -66,6 +67,7 @@ class CpuExecutable : public Executable {
   }
 
   StatusOr<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs) override {
+    std::lock_guard<std::mutex> lock(mutex_);  // one arena: runs take turns (backend.h)
     std::vector<Tensor> given;
     Context ctx;
     CAGR_RETURN_IF_ERROR(bind(inputs, given, ctx));
@@ -82,13 +84,17 @@ class CpuExecutable : public Executable {
 
   StatusOr<std::vector<KernelTiming>> profile(const std::vector<std::pair<std::string, Tensor>>& inputs,
                                               int repeats) override {
+    std::lock_guard<std::mutex> lock(mutex_);
     std::vector<Tensor> given;
     Context ctx;
     CAGR_RETURN_IF_ERROR(bind(inputs, given, ctx));
     return timeSteps(steps_, members_, ctx, repeats);
   }
 
-  int64_t peakMemoryBytes() const override { return lastArena_ == 0 && !ran_ ? 0 : static_cast<int64_t>(lastArena_) + weightBytes_; }
+  int64_t peakMemoryBytes() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return lastArena_ == 0 && !ran_ ? 0 : static_cast<int64_t>(lastArena_) + weightBytes_;
+  }
 
   std::vector<std::string> kernelReport() const override {
     std::vector<std::string> out;
@@ -175,6 +181,7 @@ class CpuExecutable : public Executable {
   std::vector<size_t> offsets_;
   std::vector<int64_t> planFor_;
   bool ran_ = false;
+  mutable std::mutex mutex_;  // guards the arena and its plan across threads
 };
 
 // The value whose bytes concat input `v` is: v, or the root of the lone

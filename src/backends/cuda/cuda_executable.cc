@@ -359,12 +359,14 @@ StatusOr<std::vector<Tensor>> CudaExecutable::download(Batch& bt) {
 }
 
 StatusOr<std::vector<Tensor>> CudaExecutable::run(const std::vector<std::pair<std::string, Tensor>>& inputs) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);  // one batch state in use at a time (backend.h)
   CAGR_ASSIGN_OR_RETURN(Batch * bt, bind(inputs));
   CAGR_RETURN_IF_ERROR(execute(*bt));
   return download(*bt);
 }
 
 MemoryBreakdown CudaExecutable::memoryBreakdown() const {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   MemoryBreakdown m;
   m.weightBytes = static_cast<int64_t>(weightBytes_);
   if (blas_ != nullptr && blas_->wgmma() != nullptr) {  // the wgmma tile's K-major copies of weights
@@ -379,6 +381,7 @@ MemoryBreakdown CudaExecutable::memoryBreakdown() const {
 }
 
 int64_t CudaExecutable::peakMemoryBytes() const {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   return last_ == nullptr ? 0 : memoryBreakdown().total();
 }
 

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ class CudaExecutable final : public Executable, public DeviceTimed {
   using StepEvents = std::vector<std::pair<EventPtr, EventPtr>>;
 
   CudaExecutable(std::shared_ptr<const Graph> plan, Program program, CompileStats stats);
+  // Serialises run / profile / timeReplays / peakMemoryBytes across threads
+  // (recursive: timing calls run()).
+  mutable std::recursive_mutex mutex_;
   Status uploadWeights();
   Status loadModule(const CompiledModule& module);
   Status createStreams();

@@ -165,6 +165,7 @@ Status CudaExecutable::execute(Batch& bt) {
 
 StatusOr<std::vector<KernelTiming>> CudaExecutable::profile(const std::vector<std::pair<std::string, Tensor>>& inputs,
                                                             int repeats) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   CAGR_RETURN_IF_ERROR(run(inputs).status());  // warm: state built, graph captured
   Batch& bt = *last_;
   const size_t n = prog_.steps.size();
@@ -304,6 +305,7 @@ StatusOr<std::unique_ptr<CudaExecutable::Batch>> CudaExecutable::chooseBatch(con
 
 StatusOr<ReplayTiming> CudaExecutable::timeReplays(const std::vector<std::pair<std::string, Tensor>>& inputs,
                                                    int replays, int transfers) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
   CAGR_RETURN_IF_ERROR(run(inputs).status());  // inputs on the device, graph captured
   Batch& bt = *last_;
   if (!bt.graph) return unsupported("CAGR_CUDA_SYNC=1 runs the plan without a CUDA graph: nothing to replay");
