@@ -57,7 +57,10 @@ struct EnvConfig {
   int64_t pooling = 1;
   double lambdaM = 0.1;    // weight of peak memory in the reward
   double lambdaC = 0.2;    // weight of run-to-run variance
-  int maxSteps = 64;       // episode length limit (then done)
+  /// Episode length limit (then done); 0: max(64, 2 x the graph's nodes),
+  /// so a search on a wide model is not cut off mid-plan (policy training
+  /// sets it explicitly).
+  int maxSteps = 0;
   bool verify = false;     // run verifyPlan after every step (tests)
   /// Action kinds never offered (e.g. kSetPrecision for an all-fp32 plan).
   std::vector<ActionKind> disabled;
@@ -124,6 +127,8 @@ class Env {
   double episodeReturn() const { return return_; }
   const std::vector<Decision>& decisions() const { return decisions_; }
   bool done() const { return done_; }
+  /// True when the step limit, not the policy, ended the episode.
+  bool truncated() const { return done_ && !stopped_ && steps_ >= cfg_.maxSteps; }
   int steps() const { return steps_; }
   /// Room for at least `more` further steps, also in an episode the step
   /// limit ended (one ended by stop stays over): what `rl+greedy` refines a

@@ -70,6 +70,7 @@ struct OptimizeResult {
   double episodeReturn = 0;         // sum of rewards (modelled)
   std::string policy;
   PrecisionReport precision;
+  bool truncated = false;  // the episode's step limit, not the policy, ended the search
 };
 
 /// Resets an environment on `g`, runs `policy`, and returns the plan with

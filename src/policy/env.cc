@@ -29,6 +29,7 @@ Status Env::reset(const Graph& g, const Target& t, const EnvConfig& cfg) {
   target_ = std::make_shared<const Target>(t);
   model_ = std::make_shared<const RooflineCostModel>(t.hw);
   cfg_ = cfg;
+  if (cfg_.maxSteps <= 0) cfg_.maxSteps = std::max<int>(64, 2 * static_cast<int>(g.nodes().size()));
   bindings_ = defaultBindings(g_, cfg.batch, cfg.pooling);
   decisions_.clear();
   return_ = 0;

@@ -246,6 +246,7 @@ StatusOr<OptimizeResult> optimizePlan(const Graph& g, const Target& t, Policy& p
   r.episodeReturn = env.episodeReturn();
   r.decisions = env.decisions();
   r.policy = policy.name();
+  r.truncated = env.truncated();
   r.plan = env.graph();
   r.plan.eraseDeadNodes();
   Attrs& meta = r.plan.mutableMeta();

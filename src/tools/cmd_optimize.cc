@@ -56,6 +56,10 @@ void printHuman(const OptimizeArgs& a, const Target& t, const OptimizeResult& r)
   std::printf("latency %.5f ms -> %.5f ms (%.2fx), peak memory %.2f MB -> %.2f MB — modelled on %s\n",
               r.baseline.latencyS * 1e3, r.final.latencyS * 1e3, speedup, r.baseline.peakMemoryBytes / 1e6,
               r.final.peakMemoryBytes / 1e6, t.hw.name.c_str());
+  if (r.truncated) {
+    std::printf("warning: the search stopped at its step limit after %zu decisions; the plan may be unfinished\n",
+                r.decisions.size());
+  }
   if (!r.precision.calibration.empty()) {
     std::printf("precision %s: output error %.3g measured against the f32 model (budget %.3g; %s)%s\n",
                 a.precision.spec.c_str(), r.precision.measuredError, a.precisionBudget,
@@ -113,6 +117,7 @@ int runOptimize(OptimizeArgs a) {
     j["optimize_seconds"] = r->optimizeSeconds;
     j["decisions"] = decisionsJson(*r);
     j.update(precisionJson(cfg.precision, r->precision));
+    j["truncated"] = r->truncated;
     if (!a.output.empty()) j["plan"] = a.output;
     std::cout << j.dump(2) << "\n";
   } else {

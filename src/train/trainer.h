@@ -50,7 +50,7 @@ struct TrainOptions {
   // batch, lambda_m, lambda_c (0.2), maxSteps; every precision, as the
   // policy must learn when a reduced one pays (users' plans are lossless
   // unless they ask, and then optimize() measures the budget).
-  EnvConfig env{.precision = unrestrictedPrecision()};
+  EnvConfig env{.maxSteps = 64, .precision = unrestrictedPrecision()};
   std::string command;  // the command line, recorded in the policy file
 };
 

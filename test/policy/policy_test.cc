@@ -143,3 +143,29 @@ TEST(Policies, UnknownPolicyAndTooLargeExhaustiveAreClearErrors) {
 
 }  // namespace
 }  // namespace cagr
+
+namespace cagr {
+namespace {
+
+// Issue 39: wide models hit a fixed 64-step limit mid-plan (every DeepCTR
+// plan ended at exactly 64 decisions). The default limit grows with the
+// graph, and a plan the limit cut off says so.
+TEST(Policies, WideModelsAreNotCutOffAtAFixedStepLimit) {
+  auto g = importOnnx(rwtest::repoPath("zoo/thirdparty/onnx/fibinet.ts17.b64.onnx"));
+  ASSERT_TRUE(g.isOk()) << g.status().message();
+  auto policy = makePolicy("greedy");
+  EnvConfig cfg;
+  cfg.batch = 64;
+  auto r = optimize(*g, rwtest::target("x86-64"), **policy, cfg);
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_FALSE(r->truncated) << r->decisions.size() << " decisions";
+  EXPECT_GT(r->decisions.size(), 64u);  // FiBiNET's plan needs more than the old limit
+  cfg.maxSteps = 8;
+  auto cut = optimize(*g, rwtest::target("x86-64"), **policy, cfg);
+  ASSERT_TRUE(cut.isOk());
+  EXPECT_TRUE(cut->truncated);
+  EXPECT_EQ(cut->decisions.size(), 8u);
+}
+
+}  // namespace
+}  // namespace cagr

@@ -99,7 +99,7 @@ TEST(Trainer, ExpertReplayReproducesTheSearch) {
   t.stage = curriculumStage(t.graph);
   EXPECT_EQ(t.stage, kStageInteractions);
   Platform p{"a100", rwtest::target("a100")};
-  EnvConfig cfg;
+  EnvConfig cfg = TrainOptions{}.env;
   auto e = expertEpisode("beam:2", t, 0, p, 0, cfg);
   ASSERT_TRUE(e.isOk()) << e.status().message();
   auto search = makePolicy("beam:2");
