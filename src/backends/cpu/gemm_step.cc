@@ -58,6 +58,11 @@ struct Operand {
   }
 };
 
+// runOwn's epilogue runs in one pass after the product when the product has
+// fewer columns than this, or at most this many elements (it is in cache).
+constexpr int64_t kNarrowProduct = 16;
+constexpr int64_t kSmallProduct = int64_t{1} << 15;
+
 class GemmStep : public Step {
  public:
   std::string kernelName() const override { return name_; }
@@ -167,13 +172,23 @@ class GemmStep : public Step {
     float* dst = epi_->target(bind, 0, copyBase);
     if (dst == nullptr) return internalError("the GEMM group stores no value");
     BlockDone done = [&](int64_t bi, int64_t row0, int64_t rows, int64_t col0, int64_t cols) {
+      if (cols == s.n) {  // whole rows: one contiguous segment
+        epi_->runSegment(bind, 0, copyBase, dst, (bi * s.m + row0) * s.n, rows * s.n);
+        return;
+      }
       for (int64_t r = row0; r < row0 + rows; ++r) {
         epi_->runSegment(bind, 0, copyBase, dst, (bi * s.m + r) * s.n + col0, cols);
       }
     };
     const bool epilogue = !epi_->instrs().empty() || !bind.copies.empty();
     const bool usePacked = !packed_.empty() && packed_.k() == s.k && packed_.n() == s.n;
-    ownGemmBatched(s, a, b, usePacked ? &packed_ : nullptr, dst, epilogue ? &done : nullptr);
+    // A product that stays in cache gets its epilogue in one pass afterwards:
+    // per-block segments of narrow products (DCN's [B, D, 1] cross terms: one
+    // column per row) cost more in dispatch than the arithmetic (issue 39
+    // measured that plan 2x slower than no plan).
+    const bool afterwards = epilogue && (s.n < kNarrowProduct || bind.numel <= kSmallProduct);
+    ownGemmBatched(s, a, b, usePacked ? &packed_ : nullptr, dst, epilogue && !afterwards ? &done : nullptr);
+    if (afterwards) epi_->runAll(bind, 0);
     return Status::ok();
   }
 
