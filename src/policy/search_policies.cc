@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "cagr/analysis.h"
 #include "cagr/policy.h"
 
 namespace cagr {
@@ -227,6 +228,7 @@ StatusOr<std::unique_ptr<Policy>> makePolicy(const std::string& name, const Poli
 }
 
 StatusOr<OptimizeResult> optimize(const Graph& g, const Target& t, Policy& policy, const EnvConfig& cfg) {
+  CAGR_RETURN_IF_ERROR(checkBatch(g, cfg.batch));
   auto start = std::chrono::steady_clock::now();
   Env env;
   CAGR_RETURN_IF_ERROR(env.reset(g, t, cfg));

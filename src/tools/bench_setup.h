@@ -20,6 +20,10 @@ using BenchInputs = std::vector<std::pair<std::string, Tensor>>;
 /// table, "*offsets*" inputs as one id per bag (data/gen.py makes real ones).
 BenchInputs synthesizeInputs(const Graph& g, int64_t batch);
 
+/// `requested` when given (> 0), else the batch a fixed-batch model was
+/// exported with, else 256 (the CLI default).
+int64_t batchOrDefault(const Graph& g, int64_t requested);
+
 struct BenchSetup {
   BenchInputs inputs;
   OptimizeResult opt;
