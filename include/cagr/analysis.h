@@ -54,6 +54,10 @@ double fingerprintSimilarity(const GraphFingerprint& a, const GraphFingerprint& 
 /// Binds every symbol: N = batch, any other symbol (e.g. L, ids per table) = batch * pooling.
 SymbolBindings defaultBindings(const Graph& g, int64_t batch, int64_t pooling = 1);
 
+/// Fails, saying why, when `batch` is not the batch of a model exported with a
+/// fixed batch (Graph::fixedBatch); any batch suits a model with a symbolic one.
+Status checkBatch(const Graph& g, int64_t batch);
+
 /// Computes all stats at `bindings`.
 StatusOr<GraphStats> computeStats(const Graph& g, const SymbolBindings& bindings);
 

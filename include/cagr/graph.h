@@ -22,7 +22,7 @@ namespace cagr {
 // graph's symbol table names the others (e.g. "L", the id count of a
 // multi-hot input). MLIR text prints every symbolic dim as '?'.
 using Dim = int64_t;
-constexpr int64_t kSymStride = 16;
+constexpr int64_t kSymStride = 1024;  // at most 1023 symbols: import declares one per dynamic input axis
 constexpr int kBatchSymbol = 1;
 constexpr Dim symDim(int symbol, int64_t coef = 1) { return -(coef * kSymStride + symbol); }
 constexpr Dim kBatch = symDim(kBatchSymbol);
@@ -50,6 +50,10 @@ struct SymbolBindings {
 
 // ---------------------------------------------------------------------------
 // Ops.
+/// Arity bound of variadic ops in ops.def (Concat, Split, EmbeddingBags...):
+/// no practical cap — PNN's pairwise products concatenate hundreds of values.
+constexpr int kVariadic = 1 << 30;
+
 enum class OpKind : uint16_t {
 #define CAGR_OP(Enum, mnemonic, minIn, maxIn, outs, attrs, shapeRule, costRule) k##Enum,
 #include "cagr/ops.def"
@@ -181,6 +185,22 @@ class Graph {
   /// Declares a new symbol ("L") and returns its id.
   int addSymbol(std::string name);
 
+  // -- symbol unification (import) --
+  /// In unification mode, where an op needs two dims equal and they are
+  /// different symbols with the same coefficient (input axes the exporter
+  /// declared independently), shape rules accept them and record that the two
+  /// symbols are one. canonicalizeSymbols() then rewrites the graph.
+  void setUnifySymbols(bool on) { unify_ = on; }
+  /// a == b, or two symbols unified (in unification mode: unifies them).
+  bool sameDim(Dim a, Dim b) const;
+  /// Rewrites every type and shape attribute to one symbol per unified class
+  /// (N when the class holds N), drops symbols nothing uses, makes names
+  /// unique and leaves unification mode.
+  void canonicalizeSymbols();
+  /// The batch of a model exported with static shapes (dim 0 of its first
+  /// input), or 0 when some input has the symbolic batch N.
+  int64_t fixedBatch() const;
+
   // -- access --
   const std::vector<Node>& nodes() const { return nodes_; }
   std::vector<Node>& mutableNodes() { return nodes_; }
@@ -235,6 +255,8 @@ class Graph {
   std::vector<std::shared_ptr<const Tensor>> constants_;
   std::vector<std::string> symbols_;  // symbols_[0] unused, [1] = "N"
   Attrs meta_;
+  bool unify_ = false;
+  mutable std::vector<int> symbolParent_;  // union-find over symbols (unification mode)
 };
 
 /// Parsed attribute schema entry of an op (see ops.def).

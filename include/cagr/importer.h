@@ -24,6 +24,8 @@ struct ImportReport {
   int64_t opset = 0;
   std::string producer;                 // "pytorch 2.15.0"
   std::vector<std::string> recognized;  // "EmbeddingBag(sum) from Loop '/emb_l.0/Loop'"
+  /// Regions that stayed generic: "2 x MatMul of two activations (...): '/a', '/b'".
+  std::vector<std::string> generic;
   int foldedNodes = 0;                  // ONNX nodes evaluated at import time
 };
 

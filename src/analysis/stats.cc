@@ -14,6 +14,14 @@ SymbolBindings defaultBindings(const Graph& g, int64_t batch, int64_t pooling) {
   return b;
 }
 
+Status checkBatch(const Graph& g, int64_t batch) {
+  int64_t fixed = g.fixedBatch();
+  if (fixed == 0 || fixed == batch) return Status::ok();
+  return invalidArgument("the model was exported with a fixed batch of " + std::to_string(fixed) +
+                         " (its inputs have static shapes), so it cannot run at batch " + std::to_string(batch) +
+                         ": use --batch " + std::to_string(fixed) + ", or export it with a dynamic batch axis");
+}
+
 namespace {
 
 int64_t bytesOf(const std::vector<int64_t>& shape, DType t) {

@@ -146,6 +146,17 @@ void Context::setDeferred(const std::string& name, Status why) {
   env_[name] = std::move(e);
 }
 
+void Context::alias(const std::string& name, const std::string& from) {
+  auto it = env_.find(from);
+  if (it == env_.end()) {
+    setDeferred(name, notFound("value '" + from + "' is not defined before its use"));
+    return;
+  }
+  env_[name] = it->second;
+  auto bag = bagValues_.find(from);
+  if (bag != bagValues_.end()) bagValues_[name] = bag->second;
+}
+
 void Context::setBagSequence(const std::string& name, ValueId v) {
   Entry e;
   e.value = kNoValue;

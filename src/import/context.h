@@ -36,6 +36,11 @@ struct SymInts {
   static SymInts fromDims(const std::vector<Dim>& d, size_t begin, size_t end);
 };
 
+/// A node whose own import failed (not one that inherited an input's error).
+struct NodeFailure {
+  std::string node, op, message;
+};
+
 /// What one ONNX value name stands for.
 struct Entry {
   ValueId value = kNoValue;                 // materialised graph value
@@ -85,6 +90,14 @@ class Context {
   StatusOr<std::vector<ValueId>> add(OpKind op, std::vector<ValueId> inputs, Attrs attrs, int numOutputs = 1);
   StatusOr<ValueId> add1(OpKind op, std::vector<ValueId> inputs, Attrs attrs = {});
 
+  /// Binds `name` to whatever `from` stands for (If branch outputs).
+  void alias(const std::string& name, const std::string& from);
+
+  void recordFailure(const onnx::NodeProto& n, std::string message) {
+    failures_.push_back({n.name(), n.op_type(), std::move(message)});
+  }
+  const std::vector<NodeFailure>& failures() const { return failures_; }
+
   /// The ONNX node being imported (for names and messages).
   void setCurrent(const onnx::NodeProto* n) { current_ = n; }
   const onnx::NodeProto& current() const { return *current_; }
@@ -99,6 +112,7 @@ class Context {
   std::unordered_map<std::string, ValueId> bagValues_;
   const onnx::NodeProto* current_ = nullptr;
   bool hitDeferred_ = false;
+  std::vector<NodeFailure> failures_;
 
  public:
   /// True if value() returned a deferred error since the last reset: the
@@ -128,6 +142,9 @@ Tensor tensorFromInts(const SymInts& s);
 using Handler = Status (*)(Context& ctx, const onnx::NodeProto& node);
 /// The handler for an ONNX op type, or nullptr if unsupported.
 Handler findHandler(const std::string& opType);
+/// Imports the nodes of `graph` (the model's, or an inlined If branch) in
+/// order; a node that fails defers its error to its outputs.
+void importGraphNodes(Context& ctx, const onnx::GraphProto& graph);
 /// Loop / ConcatFromSequence: the EmbeddingBag patterns (embedding_bag_loop.cc).
 Status importLoop(Context& ctx, const onnx::NodeProto& node);
 Status importConcatFromSequence(Context& ctx, const onnx::NodeProto& node);
@@ -136,6 +153,8 @@ Status importConcatFromSequence(Context& ctx, const onnx::NodeProto& node);
 Status recognizeInteraction(Graph& g, ImportReport& report);
 Status recognizeFM(Graph& g, ImportReport& report);
 Status recognizeCIN(Graph& g, ImportReport& report);
+/// Lists what stayed generic after recognition (patterns/generic_summary.cc).
+void summarizeGenericRegions(const Graph& g, ImportReport& report);
 /// ReduceSum of a Concat along other axes -> a Concat of per-part sums (patterns/pool_concat.cc).
 Status pushSumsThroughConcats(Graph& g, ImportReport& report);
 

@@ -56,6 +56,23 @@ std::string throughReshape(Context& ctx, const std::string& name) {
   return name;
 }
 
+bool allOnes(const Tensor* t) {
+  if (t == nullptr) return false;
+  for (int64_t i = 0; i < t->numel(); ++i) {
+    if (t->getF64(i) != 1.0) return false;
+  }
+  return true;
+}
+
+// The default per-sample weight column: Unsqueeze(Expand(1, [L])) with a
+// dynamic id count, a folded constant of ones with a fixed one.
+bool isDefaultWeight(Context& ctx, const std::string& name) {
+  if (auto c = ctx.constant(name)) return allOnes(c.get());
+  const onnx::NodeProto* w = ctx.producer(name);
+  const onnx::NodeProto* expand = w != nullptr && w->op_type() == "Unsqueeze" ? ctx.producer(w->input(0)) : nullptr;
+  return expand != nullptr && expand->op_type() == "Expand" && allOnes(ctx.constant(expand->input(0)).get());
+}
+
 // Dynamo's rows source: Gather(W, I) possibly times an all-ones weight column.
 Status matchRowSource(Context& ctx, const std::string& rows, BagMatch& m) {
   const onnx::NodeProto* p = ctx.producer(rows);
@@ -63,12 +80,7 @@ Status matchRowSource(Context& ctx, const std::string& rows, BagMatch& m) {
     const onnx::NodeProto* gather = ctx.producer(p->input(0));
     if (gather == nullptr || gather->op_type() != "Gather") return unsupported("EmbeddingBag rows are not a Gather");
     // The other factor is the per-sample weight column; only the default (all ones) is supported.
-    const onnx::NodeProto* w = ctx.producer(p->input(1));
-    const onnx::NodeProto* expand = w != nullptr && w->op_type() == "Unsqueeze" ? ctx.producer(w->input(0)) : nullptr;
-    auto ones = expand != nullptr && expand->op_type() == "Expand" ? ctx.constant(expand->input(0)) : nullptr;
-    if (!ones || ones->numel() != 1 || ones->getF64(0) != 1.0) {
-      return unsupported("EmbeddingBag with per_sample_weights from this exporter");
-    }
+    if (!isDefaultWeight(ctx, p->input(1))) return unsupported("EmbeddingBag with per_sample_weights from this exporter");
     p = gather;
   }
   if (p == nullptr || p->op_type() != "Gather") return unsupported("EmbeddingBag rows are not a Gather");

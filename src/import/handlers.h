@@ -14,10 +14,11 @@ StatusOr<std::vector<ValueId>> presentInputs(Context& ctx, const onnx::NodeProto
 Status bindOutput(Context& ctx, const onnx::NodeProto& n, ValueId v);
 /// Add / Sub / Mul / Div over shape arithmetic with symbolic entries.
 Status symbolicArith(Context& ctx, const onnx::NodeProto& n, const SymInts& a, const SymInts& b);
-/// Scatter-add graph propagation -> SpMM, and constant Equal (scatter_spmm.cc).
+/// Scatter-add graph propagation -> SpMM (scatter_spmm.cc).
 Status importScatterND(Context& ctx, const onnx::NodeProto& n);
 Status importScatterElements(Context& ctx, const onnx::NodeProto& n);
-Status importEqual(Context& ctx, const onnx::NodeProto& n);
+/// Handlers for comparisons, logic, TopK, Tile, Pad, Conv, If... (general_ops.cc), or nullptr.
+Handler findGeneralHandler(const std::string& opType);
 /// Handlers for data-movement and shape-arithmetic ops, or nullptr.
 Handler findShapeHandler(const std::string& opType);
 

@@ -166,6 +166,26 @@ Status importEinsum(Context& ctx, const onnx::NodeProto& n) {
   return bindOutput(ctx, n, out);
 }
 
+// Conv attributes of an ONNX 1-D (rank 3) or 2-D (rank 4) convolution, as the
+// 2-D Conv op takes them (a 1-D one runs as 2-D with height 1).
+StatusOr<Attrs> convAttrs(const onnx::NodeProto& n, int64_t rank) {
+  if (attrString(n, "auto_pad", "NOTSET") != "NOTSET") return unsupported("Conv with auto_pad");
+  if (rank != 3 && rank != 4) return unsupported("only 1-D and 2-D convolutions are supported");
+  auto get = [&](const char* name, std::vector<int64_t> dflt) { return attrInts(n, name).value_or(dflt); };
+  std::vector<int64_t> strides = get("strides", {}), dil = get("dilations", {}), pads = get("pads", {});
+  if (rank == 3) {  // widths only: prepend the unit height
+    if (!strides.empty()) strides.insert(strides.begin(), 1);
+    if (!dil.empty()) dil.insert(dil.begin(), 1);
+    if (pads.size() == 2) pads = {0, pads[0], 0, pads[1]};
+  }
+  Attrs a;
+  if (!strides.empty()) a.set("strides", strides);
+  if (!dil.empty()) a.set("dilations", dil);
+  if (!pads.empty()) a.set("pads", pads);
+  a.set("group", attrInt(n, "group", 1));
+  return a;
+}
+
 Status importConv(Context& ctx, const onnx::NodeProto& n) {
   CAGR_ASSIGN_OR_RETURN(ValueId x, input(ctx, n, 0));
   CAGR_ASSIGN_OR_RETURN(ValueId w, input(ctx, n, 1));
@@ -179,16 +199,26 @@ Status importConv(Context& ctx, const onnx::NodeProto& n) {
   bool pointwise1d = wt.rank() == 3 && wt.dims[2] == 1 && attrInt(n, "group", 1) == 1 && ones(attrInts(n, "strides")) &&
                      ones(attrInts(n, "dilations")) && zeros(attrInts(n, "pads")) &&
                      attrString(n, "auto_pad", "NOTSET") == "NOTSET";
-  if (!pointwise1d) {
-    return unsupported("only 1-D convolutions with kernel 1, stride 1, no padding and group 1 are supported (got weight " +
-                       ctx.graph().typeString(wt) + ")");
-  }
   std::vector<ValueId> ins{x, w};
   if (hasInput(n, 2)) {
     CAGR_ASSIGN_OR_RETURN(ValueId b, input(ctx, n, 2));
     ins.push_back(b);
   }
-  CAGR_ASSIGN_OR_RETURN(ValueId out, ctx.add1(OpKind::kConv1x1, std::move(ins)));
+  if (pointwise1d) {
+    CAGR_ASSIGN_OR_RETURN(ValueId out, ctx.add1(OpKind::kConv1x1, std::move(ins)));
+    return bindOutput(ctx, n, out);
+  }
+  CAGR_ASSIGN_OR_RETURN(Attrs a, convAttrs(n, wt.rank()));
+  Attrs height;
+  height.set("axes", std::vector<int64_t>{2});
+  bool oneD = wt.rank() == 3;
+  for (size_t i = 0; oneD && i < 2; ++i) {
+    CAGR_ASSIGN_OR_RETURN(ins[i], ctx.add1(OpKind::kUnsqueeze, {ins[i]}, height));
+  }
+  CAGR_ASSIGN_OR_RETURN(ValueId out, ctx.add1(OpKind::kConv, std::move(ins), a));
+  if (oneD) {
+    CAGR_ASSIGN_OR_RETURN(out, ctx.add1(OpKind::kSqueeze, {out}, height));
+  }
   return bindOutput(ctx, n, out);
 }
 

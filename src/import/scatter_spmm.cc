@@ -126,19 +126,4 @@ Status importScatterAdd(Context& ctx, const onnx::NodeProto& n, bool elements) {
 Status importScatterND(Context& ctx, const onnx::NodeProto& n) { return importScatterAdd(ctx, n, false); }
 Status importScatterElements(Context& ctx, const onnx::NodeProto& n) { return importScatterAdd(ctx, n, true); }
 
-// Equal only appears in exported shape arithmetic; it is folded when constant.
-Status importEqual(Context& ctx, const onnx::NodeProto& n) {
-  auto a = ctx.constant(n.input(0)), b = ctx.constant(n.input(1));
-  if (!a || !b) return unsupported("Equal on run-time values (only constant shape arithmetic is supported)");
-  const Tensor& big = a->numel() >= b->numel() ? *a : *b;
-  const Tensor& small = a->numel() >= b->numel() ? *b : *a;
-  if (small.numel() != 1 && small.numel() != big.numel()) return unsupported("Equal with general broadcasting");
-  Tensor out(DType::kBool, big.shape());
-  for (int64_t i = 0; i < big.numel(); ++i) {
-    out.data<uint8_t>()[i] = big.getF64(i) == small.getF64(small.numel() == 1 ? 0 : i) ? 1 : 0;
-  }
-  ctx.setConstant(n.output(0), std::move(out));
-  return Status::ok();
-}
-
 }  // namespace cagr::import

@@ -55,6 +55,24 @@ Status importShape(Context& ctx, const onnx::NodeProto& n) {
   return Status::ok();
 }
 
+// ReduceProd of a shape (the element count of a slice: TorchScript's
+// nn.EmbeddingBag on 2-D ids) is shape arithmetic; on tensors it is not supported.
+Status importReduceProd(Context& ctx, const onnx::NodeProto& n) {
+  auto s = ctx.ints(n.input(0));
+  if (!s || s->scalar) return unsupported("unsupported op 'ReduceProd': only products of shapes are supported");
+  SymSize p{1, 0};
+  for (size_t i = 0; i < s->dims.size(); ++i) {
+    auto next = mulSize(p, s->isSym(i) ? sizeOf(s->dims[i]) : SymSize{s->dims[i], 0});
+    if (!next) return unsupported("ReduceProd of a shape that multiplies two symbols");
+    p = *next;
+  }
+  SymInts out;
+  out.push(p.toDim(), p.sym != 0);
+  out.scalar = attrInt(n, "keepdims", 1) == 0;
+  ctx.setInts(n.output(0), out);
+  return Status::ok();
+}
+
 Status importSize(Context& ctx, const onnx::NodeProto& n) {
   CAGR_ASSIGN_OR_RETURN(TensorType t, ctx.typeOf(n.input(0)));
   auto p = productOf(t.dims);
@@ -153,26 +171,20 @@ Status importSqueeze(Context& ctx, const onnx::NodeProto& n) {
   return bindOutput(ctx, n, out);
 }
 
-// Converts a (possibly symbolic) target shape into Reshape's static attribute:
-// a symbolic entry equal to the input's dim at the same position becomes 0,
-// a single remaining symbolic entry becomes -1.
+// Converts a (possibly symbolic) target shape into Reshape's attribute: a
+// symbolic entry equal to the input's dim at the same position becomes 0 (so
+// the text stays readable), any other symbolic entry stays a symbolic Dim.
 StatusOr<std::vector<int64_t>> reshapeTarget(const TensorType& in, const SymInts& target, bool allowZero) {
   std::vector<int64_t> out;
-  int inferred = 0;
   for (size_t i = 0; i < target.dims.size(); ++i) {
     Dim d = target.dims[i];
     if (!target.isSym(i)) {
       if (d == 0 && allowZero) return unsupported("Reshape to a zero-sized dimension (allowzero=1)");
-      if (d == -1) ++inferred;
       out.push_back(d);
-    } else if (i < in.dims.size() && in.dims[i] == d) {
-      out.push_back(0);
     } else {
-      out.push_back(-1);
-      ++inferred;
+      out.push_back(i < in.dims.size() && in.dims[i] == d ? 0 : d);
     }
   }
-  if (inferred > 1) return unsupported("Reshape target has more than one dimension unknown at import time");
   return out;
 }
 
@@ -187,27 +199,14 @@ Status importReshape(Context& ctx, const onnx::NodeProto& n) {
   return bindOutput(ctx, n, out);
 }
 
+// Expand: symbolic target entries stay symbolic Dims in the attribute; the
+// shape rule broadcasts them against the input (a 1 becomes N).
 Status importExpand(Context& ctx, const onnx::NodeProto& n) {
   CAGR_ASSIGN_OR_RETURN(ValueId x, input(ctx, n, 0));
   auto target = ctx.ints(n.input(1));
   if (!target) return unsupported("Expand shape is not known at import time");
-  const TensorType& t = ctx.graph().type(x);
-  std::vector<int64_t> shape;
-  size_t r = std::max(t.dims.size(), target->dims.size());
-  for (size_t i = 0; i < target->dims.size(); ++i) {
-    Dim d = target->dims[i];
-    size_t inPos = i + r - target->dims.size();
-    bool aligned = inPos >= r - t.dims.size();
-    if (target->isSym(i)) {
-      if (!aligned || t.dims[inPos - (r - t.dims.size())] != d) {
-        return unsupported("Expand to a symbolic dim the input does not already have");
-      }
-      d = 1;
-    }
-    shape.push_back(d);
-  }
   Attrs a;
-  a.set("shape", shape);
+  a.set("shape", std::vector<int64_t>(target->dims.begin(), target->dims.end()));
   CAGR_ASSIGN_OR_RETURN(ValueId out, ctx.add1(OpKind::kExpand, {x}, a));
   return bindOutput(ctx, n, out);
 }
@@ -317,28 +316,59 @@ Status importGatherND(Context& ctx, const onnx::NodeProto& n) {
   return bindOutput(ctx, n, out);
 }
 
+// A static shape folds to a constant; one with symbolic entries ([N, 1] from
+// X.new_zeros((X.shape[0], 1))) becomes the Expand of the scalar fill value.
 Status importConstantOfShape(Context& ctx, const onnx::NodeProto& n) {
-  CAGR_ASSIGN_OR_RETURN(auto shape, ctx.staticInts(n.input(0), "ConstantOfShape shape"));
-  Tensor fill(DType::kF32, {1});
+  auto shape = ctx.ints(n.input(0));
+  if (!shape) return ctx.staticInts(n.input(0), "ConstantOfShape shape").status();
+  Tensor fill(DType::kF32, {});
   if (const auto* a = findAttr(n, "value")) {
-    CAGR_ASSIGN_OR_RETURN(fill, tensorFromOnnx(a->t(), ""));
+    CAGR_ASSIGN_OR_RETURN(Tensor given, tensorFromOnnx(a->t(), ""));
+    if (given.numel() != 1) return invalidArgument("ConstantOfShape value must hold one element");
+    fill = Tensor(given.dtype(), {});
+    fill.setF64(0, given.getF64(0));
   }
-  Tensor t(fill.dtype(), shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.setF64(i, fill.getF64(0));
-  ctx.setConstant(n.output(0), std::move(t));
-  return Status::ok();
+  if (shape->isStatic()) {
+    Tensor t(fill.dtype(), std::vector<int64_t>(shape->dims.begin(), shape->dims.end()));
+    for (int64_t i = 0; i < t.numel(); ++i) t.setF64(i, fill.getF64(0));
+    ctx.setConstant(n.output(0), std::move(t));
+    return Status::ok();
+  }
+  ValueId scalar = ctx.graph().addConstant(n.output(0) + ":fill", std::move(fill));
+  Attrs a;
+  a.set("shape", std::vector<int64_t>(shape->dims.begin(), shape->dims.end()));
+  CAGR_ASSIGN_OR_RETURN(ValueId out, ctx.add1(OpKind::kExpand, {scalar}, a));
+  return bindOutput(ctx, n, out);
 }
 
+// Range over constants folds; Range(0, k*N, k) over a symbolic N becomes a
+// Range op of N elements (nn.EmbeddingBag's implicit offsets on 2-D ids).
 Status importRange(Context& ctx, const onnx::NodeProto& n) {
-  auto start = ctx.constant(n.input(0)), limit = ctx.constant(n.input(1)), delta = ctx.constant(n.input(2));
-  if (!start || !limit || !delta) return unsupported("Range with bounds unknown at import time");
-  double s = start->getF64(0), l = limit->getF64(0), d = delta->getF64(0);
+  auto start = ctx.constant(n.input(0)), delta = ctx.constant(n.input(2));
+  auto limit = ctx.ints(n.input(1));
+  auto limitC = ctx.constant(n.input(1));
+  if (!start || !delta || (!limitC && (!limit || limit->dims.size() != 1))) {
+    return unsupported("Range with bounds unknown at import time");
+  }
+  double s = start->getF64(0), d = delta->getF64(0);
   if (d == 0) return invalidArgument("Range delta is 0");
-  auto count = static_cast<int64_t>(std::max(0.0, std::ceil((l - s) / d)));
-  Tensor t(start->dtype(), std::vector<int64_t>{count});
-  for (int64_t i = 0; i < count; ++i) t.setF64(i, s + static_cast<double>(i) * d);
-  ctx.setConstant(n.output(0), std::move(t));
-  return Status::ok();
+  if (limitC) {
+    auto count = static_cast<int64_t>(std::max(0.0, std::ceil((limitC->getF64(0) - s) / d)));
+    Tensor t(start->dtype(), std::vector<int64_t>{count});
+    for (int64_t i = 0; i < count; ++i) t.setF64(i, s + static_cast<double>(i) * d);
+    ctx.setConstant(n.output(0), std::move(t));
+    return Status::ok();
+  }
+  std::optional<SymSize> count;
+  if (s == 0 && d >= 1 && d == std::floor(d)) count = divSize(sizeOf(limit->dims[0]), SymSize{static_cast<int64_t>(d), 0});
+  if (!count) return unsupported("Range from 0 to a symbolic limit that is not a multiple of its step");
+  Attrs a;
+  a.set("count", count->toDim());
+  a.set("start", s);
+  a.set("delta", d);
+  a.set("dtype", std::string(dtypeName(start->dtype())));
+  CAGR_ASSIGN_OR_RETURN(ValueId out, ctx.add1(OpKind::kRange, {}, a));
+  return bindOutput(ctx, n, out);
 }
 
 }  // namespace
@@ -379,10 +409,10 @@ Handler findShapeHandler(const std::string& opType) {
       {"Reshape", importReshape}, {"Expand", importExpand}, {"Slice", importSlice}, {"Flatten", importFlatten},
       {"Transpose", importTranspose}, {"Split", importSplit}, {"GatherND", importGatherND},
       {"ConstantOfShape", importConstantOfShape}, {"Range", importRange}, {"ScatterND", importScatterND},
-      {"ScatterElements", importScatterElements}, {"Equal", importEqual},
+      {"ScatterElements", importScatterElements}, {"ReduceProd", importReduceProd},
   };
   auto it = kHandlers.find(opType);
-  return it == kHandlers.end() ? nullptr : it->second;
+  return it == kHandlers.end() ? findGeneralHandler(opType) : it->second;
 }
 
 }  // namespace cagr::import

@@ -75,6 +75,13 @@ OpCounts costConv1x1(const Node& n, std::span<const std::vector<int64_t>> in, st
   return streaming(in, inT, out, outT, 2.0 * numel(out[0]) * static_cast<double>(in[0][1]));
 }
 
+OpCounts costConv(const Node& n, std::span<const std::vector<int64_t>> in, std::span<const DType> inT,
+                  std::span<const std::vector<int64_t>> out, std::span<const DType> outT) {
+  // Each output element is a dot product over C/group * KH * KW weights.
+  double window = numel(in[1]) / static_cast<double>(in[1][0]);
+  return streaming(in, inT, out, outT, 2.0 * numel(out[0]) * window);
+}
+
 OpCounts costSpMM(const Node& n, std::span<const std::vector<int64_t>> in, std::span<const DType> inT,
                   std::span<const std::vector<int64_t>> out, std::span<const DType> outT) {
   double nnz = numel(in[1]);

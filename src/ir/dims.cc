@@ -4,6 +4,7 @@ namespace cagr {
 
 std::optional<SymSize> mulSize(SymSize a, SymSize b) {
   if (a.sym != 0 && b.sym != 0) return std::nullopt;
+  if (a.coef == 0 || b.coef == 0) return SymSize{0, 0};  // 0 * N is the static 0
   return SymSize{a.coef * b.coef, a.sym != 0 ? a.sym : b.sym};
 }
 

@@ -121,8 +121,9 @@ StatusOr<std::vector<ValueId>> Graph::addNode(OpKind op, std::vector<ValueId> in
   int nIn = static_cast<int>(inputs.size());
   std::string where = "node '" + name + "' (" + info.name + ")";
   if (nIn < info.minInputs || nIn > info.maxInputs) {
-    return invalidArgument(where + ": takes " + std::to_string(info.minInputs) + ".." +
-                           std::to_string(info.maxInputs) + " inputs, got " + std::to_string(nIn));
+    std::string range = info.maxInputs == kVariadic ? "at least " + std::to_string(info.minInputs)
+                                                    : std::to_string(info.minInputs) + ".." + std::to_string(info.maxInputs);
+    return invalidArgument(where + ": takes " + range + " inputs, got " + std::to_string(nIn));
   }
   for (ValueId v : inputs) {
     if (v != kNoValue && (v < 0 || static_cast<size_t>(v) >= values_.size())) {

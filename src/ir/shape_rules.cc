@@ -23,7 +23,7 @@ StatusOr<std::vector<Dim>> broadcastDims(const Graph& g, const std::vector<Dim>&
   for (size_t i = 0; i < r; ++i) {
     Dim da = i < r - a.size() ? 1 : a[i - (r - a.size())];
     Dim db = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (da == db || db == 1) {
+    if (g.sameDim(da, db) || db == 1) {
       out[i] = da;
     } else if (da == 1) {
       out[i] = db;
@@ -185,7 +185,7 @@ Status shapeConcat(const Graph& g, const Node& n, std::vector<TensorType>& outs)
                              g.typeString(first));
     }
     for (size_t k = 0; k < dims.size(); ++k) {
-      if (static_cast<int64_t>(k) != *axis && t.dims[k] != dims[k]) {
+      if (static_cast<int64_t>(k) != *axis && !g.sameDim(t.dims[k], dims[k])) {
         return invalidArgument("operand " + std::to_string(i) + " " + g.typeString(t) + " differs from " +
                                g.typeString(first) + " off the concat axis");
       }
@@ -219,8 +219,8 @@ StatusOr<std::vector<Dim>> reshapeDims(const Graph& g, const std::vector<Dim>& i
     if (t == 0) {
       if (i >= in.size()) return invalidArgument("reshape target copies dim " + std::to_string(i) + " that the input lacks");
       dims[i] = in[i];
-    } else if (t > 0) {
-      dims[i] = t;
+    } else if (t > 0 || t <= -kSymStride) {
+      dims[i] = t;  // static, or a symbolic Dim (e.g. N when the batch is not at position i of the input)
     } else {
       return invalidArgument("reshape target has invalid entry " + std::to_string(t));
     }

@@ -42,6 +42,13 @@ SliceRange normalizeSlice(int64_t start, int64_t end, int64_t step, int64_t dim)
 /// True if (start, end, step) selects the whole axis whatever its size.
 bool isFullSlice(int64_t start, int64_t end, int64_t step);
 
+/// Conv attributes with defaults filled in (strides/dilations 1, pads 0).
+struct ConvParams {
+  std::vector<int64_t> strides, pads, dilations;
+  int64_t group = 1;
+};
+StatusOr<ConvParams> convParams(const Node& n);
+
 /// Reduction axes normalised and sorted; empty `axes` means all.
 StatusOr<std::vector<int64_t>> reduceAxes(const std::vector<int64_t>& axes, int64_t rank);
 

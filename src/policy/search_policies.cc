@@ -9,13 +9,12 @@
 #include <random>
 #include <set>
 
+#include "cagr/analysis.h"
 #include "cagr/policy.h"
 #include "policy/precision_budget.h"
 
 namespace cagr {
 namespace {
-
-bool isStop(const Candidate& c) { return c.action.kind == ActionKind::kStop; }
 
 class NonePolicy : public Policy {
  public:
@@ -263,6 +262,7 @@ StatusOr<OptimizeResult> optimizePlan(const Graph& g, const Target& t, Policy& p
 }
 
 StatusOr<OptimizeResult> optimize(const Graph& g, const Target& t, Policy& policy, const EnvConfig& cfg) {
+  CAGR_RETURN_IF_ERROR(checkBatch(g, cfg.batch));
   CAGR_ASSIGN_OR_RETURN(OptimizeResult r, optimizePlan(g, t, policy, cfg));
   if (cfg.precision.lossless() || !std::isfinite(cfg.precision.maxError)) return r;
   double searchSeconds = r.optimizeSeconds;

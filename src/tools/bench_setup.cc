@@ -6,6 +6,11 @@
 
 namespace cagr::tools {
 
+int64_t batchOrDefault(const Graph& g, int64_t requested) {
+  if (requested > 0) return requested;
+  return g.fixedBatch() > 0 ? g.fixedBatch() : 256;
+}
+
 StatusOr<BenchSetup> setUpBench(const Graph& model, const Target& t, const std::string& inputsPath, int64_t batch,
                                 const std::string& policy, const PrecisionOptions& precision, double lambdaM) {
   BenchSetup s;

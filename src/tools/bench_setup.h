@@ -16,6 +16,10 @@ namespace cagr::tools {
 
 using BenchInputs = std::vector<std::pair<std::string, Tensor>>;
 
+/// `requested` when given (> 0), else the batch a fixed-batch model was
+/// exported with, else 256 (the CLI default).
+int64_t batchOrDefault(const Graph& g, int64_t requested);
+
 struct BenchSetup {
   BenchInputs inputs;
   OptimizeResult opt;

@@ -22,7 +22,7 @@ namespace {
 
 struct BenchArgs {
   std::string model, target = "cpu", hw, policy = "greedy", inputs, output;
-  int64_t batch = 256;
+  int64_t batch = 0;  // 0: the model's fixed batch, else 256
   int threads = 0;
   double seconds = 2;
   int minRuns = 10;
@@ -95,14 +95,16 @@ StatusOr<nlohmann::json> breakdowns(ExecutionBackend& backend, const Graph& base
   return j;
 }
 
-int runBench(const BenchArgs& a) {
-  if (a.target == "cuda") {  // bench_cuda.cc: graph replays timed on the GPU
+int runBench(BenchArgs a) {
+  if (a.target == "cuda") {
+    if (a.batch == 0) a.batch = 256;  // bench_cuda.cc: graph replays timed on the GPU
     return runCudaBench({a.model, a.hw, a.policy, a.inputs, a.output, a.precision.spec, a.precision.maxError, a.batch,
                          std::max(a.minRuns, 200), a.json, a.breakdown, a.lambdaM});
   }
   if (a.target != "cpu") return fail(unsupported("--target " + a.target + ": cagr bench runs the cpu or the cuda backend"));
   auto m = loadModel(a.model, !a.noPatterns);
   if (!m.isOk()) return fail(m.status());
+  a.batch = batchOrDefault(m->graph, a.batch);
   auto t = resolveTarget(a.hw.empty() ? "cpu" : a.hw);
   if (!t.isOk()) return fail(t.status());
   if (t->backend != Backend::kCpu) return fail(invalidArgument("--hw " + a.hw + " is not a CPU profile"));
@@ -192,7 +194,9 @@ void addBench(CLI::App& app, int& exitCode) {
   addPrecisionFlags(cmd, args->precision);
   cmd->add_option("--hw", args->hw, "CPU profile the plan is made for (default: the built-in x86-64)");
   cmd->add_option("--policy", args->policy, "policy of the optimized plan (default greedy)");
-  cmd->add_option("--batch", args->batch, "batch size of synthesized inputs and of plan pricing (default 256)")
+  cmd->add_option("--batch", args->batch,
+                  "batch size of synthesized inputs and of plan pricing (default 256, or the batch a model was "
+                  "exported with)")
       ->check(CLI::Range(int64_t{1}, kMaxBatch));
   cmd->add_option("--inputs", args->inputs, ".npz inputs (default: synthesized at --batch)");
   cmd->add_option("--threads", args->threads, "worker threads (default: all)")->check(CLI::Range(0, kMaxThreads));

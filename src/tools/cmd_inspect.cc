@@ -6,6 +6,7 @@
 
 #include "cagr/analysis.h"
 #include "cagr/cost.h"
+#include "tools/bench_setup.h"
 #include "tools/common.h"
 
 namespace cagr::tools {
@@ -13,7 +14,7 @@ namespace {
 
 struct InspectArgs {
   std::string model;
-  int64_t batch = 256;
+  int64_t batch = 0;  // 0: the model's fixed batch, else 256
   int64_t pooling = 1;
   bool json = false;
   bool noPatterns = false;
@@ -43,8 +44,10 @@ nlohmann::json toJson(const LoadedModel& m, const GraphStats& st, const InspectA
   j["producer"] = m.report.producer;
   j["opset"] = m.report.opset;
   j["batch"] = a.batch;
+  j["fixed_batch"] = m.graph.fixedBatch() > 0;
   j["counts_kind"] = "static counts from the op table at the given batch (not timings)";
   j["recognized"] = m.report.recognized;
+  j["generic"] = m.report.generic;
   j["peak_memory_bytes"] = st.peakActivationBytes + st.paramBytes;
   for (ValueId v : g.inputs()) j["inputs"].push_back({{"name", g.value(v).name}, {"type", g.typeString(g.type(v))}});
   for (ValueId v : g.outputs()) j["outputs"].push_back({{"name", g.value(v).name}, {"type", g.typeString(g.type(v))}});
@@ -104,7 +107,15 @@ void printText(const LoadedModel& m, const GraphStats& st, const InspectArgs& a)
               static_cast<long long>(m.report.opset));
   for (ValueId v : g.inputs()) std::printf("input     %-24s %s\n", g.value(v).name.c_str(), g.typeString(g.type(v)).c_str());
   for (ValueId v : g.outputs()) std::printf("output    %-24s %s\n", g.value(v).name.c_str(), g.typeString(g.type(v)).c_str());
+  if (g.fixedBatch() > 0) {
+    std::printf("batch     fixed at %lld (exported with static shapes; other batches are refused)\n",
+                static_cast<long long>(g.fixedBatch()));
+  } else {
+    std::printf("batch     symbolic N (dynamic)\n");
+  }
   for (const auto& r : m.report.recognized) std::printf("recognised %s\n", r.c_str());
+  if (m.report.recognized.empty()) std::printf("recognised nothing (no EmbeddingBag, Interaction, FM or CIN)\n");
+  for (const auto& r : m.report.generic) std::printf("generic   %s\n", r.c_str());
   std::printf("\ncounts at batch N=%lld (static counts from the op table, not timings)\n",
               static_cast<long long>(a.batch));
   std::printf("%4s  %-14s %-28s %-26s %10s %11s %11s %9s\n", "#", "op", "name", "output", "params", "MFLOP",
@@ -123,10 +134,12 @@ void printText(const LoadedModel& m, const GraphStats& st, const InspectArgs& a)
   std::printf("peak activations %.2f MB (graph order, freed after last use)\n", st.peakActivationBytes / 1e6);
 }
 
-int runInspect(const InspectArgs& a) {
+int runInspect(InspectArgs a) {
   auto m = loadModel(a.model, !a.noPatterns);
   if (!m.isOk()) return fail(m.status());
-  if (a.batch <= 0) return fail(invalidArgument("--batch must be positive"));
+  if (a.batch < 0) return fail(invalidArgument("--batch must be positive"));
+  a.batch = batchOrDefault(m->graph, a.batch);
+  if (Status st = checkBatch(m->graph, a.batch); !st.isOk()) return fail(st);
   SymbolBindings bindings = defaultBindings(m->graph, a.batch, a.pooling);
   auto st = computeStats(m->graph, bindings);
   if (!st.isOk()) return fail(st.status());
@@ -155,7 +168,8 @@ void addInspect(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app.add_subcommand("inspect", "ops, shapes, parameters, FLOPs, bytes and intensity per node");
   cmd->add_option("model", args->model, "model (.onnx or .mlir)")->required();
-  cmd->add_option("--batch", args->batch, "batch size N for the counts (default 256)")
+  cmd->add_option("--batch", args->batch,
+                  "batch size N for the counts (default 256, or the batch a model was exported with)")
       ->check(CLI::Range(int64_t{1}, kMaxBatch));
   cmd->add_option("--pooling", args->pooling, "ids per bag for multi-hot inputs (other symbols = N*pooling)");
   cmd->add_flag("--json", args->json, "print one JSON object");

@@ -9,6 +9,7 @@
 #include "cagr/npz.h"
 #include "cagr/policy.h"
 #include "cagr/text.h"
+#include "tools/bench_setup.h"
 #include "tools/common.h"
 
 namespace cagr::tools {
@@ -16,7 +17,7 @@ namespace {
 
 struct OptimizeArgs {
   std::string model, target = "cpu", hw, policy = "greedy", output;
-  int64_t batch = 256;
+  int64_t batch = 0;  // 0: the model's fixed batch, else 256
   int beamWidth = 8;
   uint64_t seed = 1;
   double lambdaM = 0.1, lambdaC = 0.2;
@@ -72,6 +73,7 @@ void printHuman(const OptimizeArgs& a, const Target& t, const OptimizeResult& r)
 int runOptimize(OptimizeArgs a) {
   auto m = loadModel(a.model);
   if (!m.isOk()) return fail(m.status());
+  a.batch = batchOrDefault(m->graph, a.batch);
   auto t = resolveTarget(a.hw.empty() ? a.target : a.hw);
   if (!t.isOk()) return fail(t.status());
   if (a.fp32 && a.precision.spec != "fp32") return fail(invalidArgument("--fp32 and --precision " + a.precision.spec));
@@ -140,7 +142,7 @@ void addOptimize(CLI::App& app, int& exitCode) {
                   "rl+greedy[:PATH] (rl's plan refined by greedy steps)");
   cmd->add_option("--beam-width", args->beamWidth, "beam width for --policy beam (default 8)")
       ->check(CLI::Range(1, 256));
-  cmd->add_option("--batch", args->batch, "batch size the plan is priced at (default 256)")
+  cmd->add_option("--batch", args->batch, "batch size the plan is priced at (default 256, or the batch a model was exported with)")
       ->check(CLI::Range(int64_t{1}, kMaxBatch));
   cmd->add_option("--seed", args->seed, "seed of the random policy");
   cmd->add_option("--lambda-m", args->lambdaM, "weight of peak memory in the reward (default 0.1)");

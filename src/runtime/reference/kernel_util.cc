@@ -5,7 +5,24 @@
 #include <functional>
 #include <numeric>
 
+#include "ir/dims.h"
+#include "ir/op_table.h"
+
 namespace cagr::ref {
+
+StatusOr<int64_t> axisOf(const Node& n, int64_t rank) {
+  int64_t axis = intAttr(n, "axis");
+  auto ax = normAxis(axis, rank);
+  if (!ax) return invalidArgument("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return *ax;
+}
+
+StatusOr<int64_t> wrapIndex(int64_t v, int64_t dim, int64_t pos, int64_t axis) {
+  if (v >= -dim && v < dim) return v < 0 ? v + dim : v;
+  return invalidArgument("indices[" + std::to_string(pos) + "] = " + std::to_string(v) + " is out of range [" +
+                         std::to_string(-dim) + ", " + std::to_string(dim - 1) + "] for data axis " +
+                         std::to_string(axis) + " of size " + std::to_string(dim));
+}
 
 int64_t product(const std::vector<int64_t>& shape, size_t begin, size_t end) {
   auto first = shape.begin() + static_cast<std::ptrdiff_t>(std::min(begin, shape.size()));

@@ -10,9 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "cagr/graph.h"
 #include "cagr/tensor.h"
 
 namespace cagr::ref {
+
+/// The node's `axis` attribute normalised against `rank`, or an error.
+StatusOr<int64_t> axisOf(const Node& n, int64_t rank);
+/// Wraps a negative index v = indices[pos] into data axis `axis` of size
+/// `dim`, or reports it with the valid range.
+StatusOr<int64_t> wrapIndex(int64_t v, int64_t dim, int64_t pos, int64_t axis);
 
 /// Product of shape[begin, end).
 int64_t product(const std::vector<int64_t>& shape, size_t begin = 0, size_t end = SIZE_MAX);

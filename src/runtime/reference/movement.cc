@@ -20,22 +20,6 @@ void copyRows(const std::byte* src, int64_t srcPitch, std::byte* dst, int64_t ds
   }
 }
 
-StatusOr<int64_t> axisOf(const Node& n, int64_t rank) {
-  int64_t axis = intAttr(n, "axis");
-  auto ax = normAxis(axis, rank);
-  if (!ax) return invalidArgument("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return *ax;
-}
-
-// Wraps a negative index v = indices[pos] into data axis `axis` of size `dim`,
-// or reports it with the valid range.
-StatusOr<int64_t> wrapIndex(int64_t v, int64_t dim, int64_t pos, int64_t axis) {
-  if (v >= -dim && v < dim) return v < 0 ? v + dim : v;
-  return invalidArgument("indices[" + std::to_string(pos) + "] = " + std::to_string(v) + " is out of range [" +
-                         std::to_string(-dim) + ", " + std::to_string(dim - 1) + "] for data axis " +
-                         std::to_string(axis) + " of size " + std::to_string(dim));
-}
-
 }  // namespace
 
 CAGR_REF_KERNEL(Concat) {
