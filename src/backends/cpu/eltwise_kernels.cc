@@ -135,7 +135,7 @@ template <typename T>
 void unaryTile(const EltOp& op, const T* x, T* y, int64_t n) {
   switch (op.op) {
     case OpKind::kRelu:
-      return mapTile(x, y, n, [](T v) -> T { return v > 0 ? v : T{0}; });
+      return mapTile(x, y, n, [](T v) -> T { return v < 0 ? T{0} : v; });  // NaN stays NaN
     case OpKind::kNeg:
       return mapTile(x, y, n, [](T v) -> T { return -v; });
     case OpKind::kAbs:

@@ -217,7 +217,7 @@ void ElementwiseTail::applyStage(const Stage& s, float* x, int64_t begin, int64_
     case Kind::kView:
       return;
     case Kind::kRelu:
-      for (int64_t i = 0; i < n; ++i) x[i] = x[i] > 0 ? x[i] : 0.0f;
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0 ? 0.0f : x[i];  // NaN stays NaN
       return;
     case Kind::kLeakyRelu:
       for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : s.p0 * x[i];

@@ -34,7 +34,8 @@ std::string unaryExpr(const Node& n, const std::string& x, DType t) {
   std::string one = literal(1, t), half = literal(0.5, t);
   switch (n.op) {
     case OpKind::kRelu:
-      return "(" + x + " > " + literal(0, t) + " ? " + x + " : " + literal(0, t) + ")";
+      // x < 0 ? 0 : x keeps NaN (ONNX Relu propagates it; x > 0 ? x : 0 made it 0).
+      return "(" + x + " < " + literal(0, t) + " ? " + literal(0, t) + " : " + x + ")";
     case OpKind::kLeakyRelu:
       return "(" + x + " >= " + literal(0, t) + " ? " + x + " : " + literal(n.attrs.getFloat("alpha", 0.01), t) +
              " * " + x + ")";

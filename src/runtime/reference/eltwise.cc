@@ -70,7 +70,8 @@ double sigmoid(double x) {
 
 // ---- unary ----
 CAGR_REF_KERNEL(Relu) {
-  return mapNumeric(*in[0], out[0], [](auto x) { return x > 0 ? x : decltype(x){0}; });
+  // x < 0 ? 0 : x: NaN stays NaN, as ONNX Relu (and ONNX Runtime) has it.
+  return mapNumeric(*in[0], out[0], [](auto x) { return x < 0 ? decltype(x){0} : x; });
 }
 
 CAGR_REF_KERNEL(LeakyRelu) {
