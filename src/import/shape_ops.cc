@@ -44,7 +44,17 @@ Status importConstant(Context& ctx, const onnx::NodeProto& n) {
 }
 
 Status importShape(Context& ctx, const onnx::NodeProto& n) {
-  CAGR_ASSIGN_OR_RETURN(TensorType t, ctx.typeOf(n.input(0)));
+  TensorType t;
+  const Entry* e = ctx.entry(n.input(0));
+  if (e != nullptr && e->value == kNoValue && e->ints) {
+    // The shape of shape arithmetic (DIN's attention: ConstantOfShape(Shape(
+    // Concat(N, D))) as an Expand target) is its static length, even where
+    // its entries are symbolic and could not be materialised.
+    t.dtype = DType::kI64;
+    if (!e->ints->scalar) t.dims = {static_cast<Dim>(e->ints->dims.size())};
+  } else {
+    CAGR_ASSIGN_OR_RETURN(t, ctx.typeOf(n.input(0)));
+  }
   int64_t r = t.rank();
   int64_t start = attrInt(n, "start", 0), end = attrInt(n, "end", r);
   if (start < 0) start += r;

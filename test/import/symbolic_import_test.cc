@@ -54,6 +54,35 @@ TEST(SymbolicImport, ConstantOfShapeOverTheBatch) {
   }
 }
 
+// DIN's attention (TorchScript, dynamic batch): an Expand whose target is
+// ConstantOfShape(Shape(Concat(N, 4))), the shape of a shape: [1, 1].
+TEST(SymbolicImport, ShapeOfASymbolicShapeIsItsLength) {
+  OnnxBuilder b;
+  b.input("X", kF32, {"batch", 4});
+  b.output("y");
+  b.ints("zero", {}, {0});
+  b.ints("four", {1}, {4});
+  b.ints("ax0", {1}, {0});
+  b.node("Shape", {"X"}, {"s"});
+  b.node("Gather", {"s", "zero"}, {"n"});
+  b.node("Unsqueeze", {"n", "ax0"}, {"n1"});
+  OnnxBuilder::attr(b.node("Concat", {"n1", "four"}, {"nd"}), "axis", int64_t{0});
+  b.node("Shape", {"nd"}, {"rank"});
+  onnx::AttributeProto* one = b.node("ConstantOfShape", {"rank"}, {"ones"}, "/attention/ConstantOfShape").add_attribute();
+  one->set_name("value");
+  one->set_type(onnx::AttributeProto::TENSOR);
+  one->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  one->mutable_t()->add_dims(1);
+  one->mutable_t()->add_int64_data(1);
+  b.node("Expand", {"X", "ones"}, {"y"}, "/attention/Expand");
+  auto g = b.import("shape_of_shape");
+  ASSERT_TRUE(g.isOk()) << g.status().message();
+  auto y = run(*g, {{"X", iota(DType::kF32, {3, 4})}});
+  ASSERT_EQ(y.size(), 1u);
+  EXPECT_EQ(y[0].shape(), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(y[0].getF64(11), 11.0);
+}
+
 // PNN's inner products: hundreds of [B,1] columns concatenated; the graph also
 // round-trips through the text form.
 TEST(SymbolicImport, ConcatOfHundredsOfInputs) {
