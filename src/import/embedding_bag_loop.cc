@@ -3,8 +3,10 @@
 //  * TorchScript exporter: scan output Reduce(Gather(W, Slice(I, s_b, e_b)), 0).
 //  * dynamo exporter: SequenceInsert(If(s_b == e_b, zeros,
 //    Reduce(Slice(Gather(W, I) * ones, s_b, e_b), 0))) + ConcatFromSequence.
-// Either way the offsets are Concat(offsets, [len(I)]). Anything else is not
-// an EmbeddingBag and the Loop is reported as unsupported.
+// Either way the offsets are Concat(offsets, [len(I)]) — or, with
+// include_last_offset (TorchScript, a fixed number of bags), the offsets
+// themselves with the ends taken from offsets[1:]. Anything else is not an
+// EmbeddingBag and the Loop is reported as unsupported.
 #include <map>
 
 #include "import/context.h"
@@ -37,6 +39,7 @@ const onnx::GraphProto* subgraph(const onnx::NodeProto& n, const std::string& na
 
 struct BagMatch {
   std::string table, ids, offsetsConcat, mode;
+  std::string bagEnds;        // TorchScript: what the slice end is picked from (offsets[1:] with include_last_offset)
   std::string sequenceInit;   // dynamo: the Loop input that carries the bag sequence
   int sequenceInitIndex = -1;  // its position among the body inputs
   bool keepdims = false;
@@ -109,6 +112,9 @@ Status matchScriptLoop(Context& ctx, const onnx::GraphProto& body, BagMatch& m) 
   const onnx::NodeProto* pick = unsq != nullptr ? producedBy(p, unsq->input(0), "Gather") : nullptr;
   if (pick == nullptr) return unsupported("Loop body slice start is not offsets[iter]");
   m.offsetsConcat = pick->input(0);
+  const onnx::NodeProto* endUnsq = producedBy(p, slice->input(2), "Unsqueeze");
+  const onnx::NodeProto* endPick = endUnsq != nullptr ? producedBy(p, endUnsq->input(0), "Gather") : nullptr;
+  if (endPick != nullptr) m.bagEnds = endPick->input(0);
   return Status::ok();
 }
 
@@ -142,9 +148,40 @@ Status matchDynamoLoop(Context& ctx, const onnx::GraphProto& body, BagMatch& m) 
   return Status::ok();
 }
 
-// offsetsConcat must be Concat(offsets, [len(ids)]); returns the offsets name.
-StatusOr<std::string> offsetsOf(Context& ctx, const BagMatch& m) {
+// nn.EmbeddingBag(include_last_offset=True) through TorchScript: bag b is
+// ids[offsets[b] : offsets[1:][b]], so the ends are Slice(offsets, 1, end).
+bool endsAreTheOffsetsAfterTheFirst(Context& ctx, const BagMatch& m) {
+  const onnx::NodeProto* tail = m.bagEnds.empty() ? nullptr : ctx.producer(m.bagEnds);
+  if (tail == nullptr || tail->op_type() != "Slice" || tail->input_size() < 3 || tail->input(0) != m.offsetsConcat) {
+    return false;
+  }
+  auto starts = ctx.ints(tail->input(1));
+  auto ends = ctx.ints(tail->input(2));
+  auto axes = tail->input_size() > 3 && !tail->input(3).empty() ? ctx.ints(tail->input(3)) : std::optional<SymInts>();
+  auto steps = tail->input_size() > 4 && !tail->input(4).empty() ? ctx.ints(tail->input(4)) : std::optional<SymInts>();
+  auto one = [](const std::optional<SymInts>& v, int64_t want) {
+    return v && v->isStatic() && v->dims.size() == 1 && v->dims[0] == want;
+  };
+  auto type = ctx.typeOf(m.offsetsConcat);
+  return one(starts, 1) && ends && ends->isStatic() && ends->dims.size() == 1 && (!axes || one(axes, 0)) &&
+         (!steps || one(steps, 1)) && type.isOk() && type->rank() == 1 &&
+         (isSymbolic(type->dims[0]) || ends->dims[0] >= type->dims[0]);
+}
+
+// offsetsConcat must be Concat(offsets, [len(ids)]) (or, with
+// `lastOffset` set, the offsets themselves); returns the offsets name.
+StatusOr<std::string> offsetsOf(Context& ctx, const BagMatch& m, bool& lastOffset) {
   const onnx::NodeProto* concat = ctx.producer(m.offsetsConcat);
+  lastOffset = false;
+  if ((concat == nullptr || concat->op_type() != "Concat") && endsAreTheOffsetsAfterTheFirst(ctx, m)) {
+    CAGR_ASSIGN_OR_RETURN(TensorType offsets, ctx.typeOf(m.offsetsConcat));
+    if (isSymbolic(offsets.dims[0])) {
+      return unsupported("nn.EmbeddingBag(include_last_offset=True) with a dynamic batch: N + 1 offsets give N bags, "
+                         "which CAGR's dims (a multiple of one symbol) cannot express; export it with a fixed batch");
+    }
+    lastOffset = true;
+    return m.offsetsConcat;
+  }
   if (concat == nullptr || concat->op_type() != "Concat" || concat->input_size() != 2) {
     return unsupported("bag boundaries are not Concat(offsets, [len(indices)])");
   }
@@ -158,13 +195,15 @@ StatusOr<std::string> offsetsOf(Context& ctx, const BagMatch& m) {
 }
 
 StatusOr<ValueId> buildBag(Context& ctx, const BagMatch& m, const onnx::NodeProto& loop) {
-  CAGR_ASSIGN_OR_RETURN(std::string offsets, offsetsOf(ctx, m));
+  bool lastOffset = false;
+  CAGR_ASSIGN_OR_RETURN(std::string offsets, offsetsOf(ctx, m, lastOffset));
   CAGR_ASSIGN_OR_RETURN(ValueId table, ctx.value(m.table));
   CAGR_ASSIGN_OR_RETURN(ValueId ids, ctx.value(m.ids));
   CAGR_ASSIGN_OR_RETURN(ValueId off, ctx.value(offsets));
   if (!ctx.graph().isConstant(table)) return unsupported("EmbeddingBag table is not a weight");
   Attrs a;
   a.set("mode", m.mode);
+  if (lastOffset) a.set("include_last_offset", int64_t{1});
   CAGR_ASSIGN_OR_RETURN(ValueId bag, ctx.add1(OpKind::kEmbeddingBag, {table, ids, off}, a));
   ctx.report().recognized.push_back("EmbeddingBag(" + m.mode + ") from Loop '" + loop.name() + "'");
   return bag;
