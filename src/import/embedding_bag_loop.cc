@@ -182,6 +182,21 @@ StatusOr<std::string> offsetsOf(Context& ctx, const BagMatch& m, bool& lastOffse
     lastOffset = true;
     return m.offsetsConcat;
   }
+  if (auto folded = concat == nullptr ? ctx.constant(m.offsetsConcat) : nullptr) {
+    // A fixed batch folds Concat(offsets, [len(ids)]) into one constant:
+    // its last entry must be the (static) id count; the rest are the offsets.
+    CAGR_ASSIGN_OR_RETURN(TensorType ids, ctx.typeOf(m.ids));
+    const int64_t n = folded->numel();
+    if (folded->rank() != 1 || n < 1 || ids.rank() != 1 || isSymbolic(ids.dims[0]) ||
+        folded->getI64(n - 1) != ids.dims[0]) {
+      return unsupported("bag boundaries do not end at the number of indices");
+    }
+    Tensor starts(DType::kI64, {n - 1});
+    for (int64_t i = 0; i + 1 < n; ++i) starts.data<int64_t>()[i] = folded->getI64(i);
+    const std::string name = m.offsetsConcat + "/bag_starts";
+    ctx.setConstant(name, std::move(starts));
+    return name;
+  }
   if (concat == nullptr || concat->op_type() != "Concat" || concat->input_size() != 2) {
     return unsupported("bag boundaries are not Concat(offsets, [len(indices)])");
   }
