@@ -287,8 +287,12 @@ struct OneDnnGemm::Impl {
     Plan p;
     const bool anyWeights = packed && constB != nullptr;
     bool made = false;
+    // Post-ops on batched matrix-vector products (DCN-Mix's experts, DCN's
+    // matrix cross terms: B x [27x1]) measured about twice the plain
+    // matmul's time; their epilogue runs afterwards in one pass instead.
+    const bool narrowBatched = s.batchCount() > 1 && s.n == 1 && !epi.instrs().empty();
     if (static_cast<int>(s.batch.size()) + 2 <= DNNL_MAX_NDIMS && s.k > 0) {
-      for (int limit = static_cast<int>(epi.instrs().size()); limit >= 0 && !made; --limit) {
+      for (int limit = narrowBatched ? 0 : static_cast<int>(epi.instrs().size()); limit >= 0 && !made; --limit) {
         Fusion f = chooseFusion(epi, s, pat, limit);
         limit = f.count;  // retry with one instruction fewer than this
         made = create(s, f, anyWeights, p);
