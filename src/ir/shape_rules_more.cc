@@ -269,7 +269,15 @@ Status shapeEmbeddingBag(const Graph& g, const Node& n, std::vector<TensorType>&
   if (table.rank() != 2) return invalidArgument("table must be [rows, dim]");
   if (!isIndexType(idx.dtype)) return invalidArgument("indices must be i64 or i32");
   if (hasWeights && mode != "sum") return invalidArgument("per-sample weights need mode sum");
-  if (hasWeights && g.type(n.inputs[3]).dims != idx.dims) return invalidArgument("per-sample weights must match indices");
+  if (hasWeights) {
+    const auto& w = g.type(n.inputs[3]).dims;
+    bool same = w.size() == idx.dims.size();
+    for (size_t i = 0; same && i < w.size(); ++i) same = g.sameDim(w[i], idx.dims[i]);
+    if (!same) {
+      return invalidArgument("per-sample weights " + g.typeString(g.type(n.inputs[3])) + " must match indices " +
+                             g.typeString(idx));
+    }
+  }
   Dim bags;
   if (hasOffsets) {
     const TensorType& off = g.type(n.inputs[2]);
