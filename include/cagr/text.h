@@ -98,4 +98,12 @@ std::string printGraph(const Graph& g, const PrintOptions& opts = {});
 /// `sourceName` prefixes error locations.
 StatusOr<Graph> parseGraph(std::string_view text, const std::string& sourceName = "<text>");
 
+/// A plan file as `cagr optimize -o` writes it: a first line
+/// "// cagr-plan v1 fnv1a64=<16 hex digits> bytes=<n>" that seals the printed
+/// graph after it (every byte, weights included; a comment to MLIR tools).
+std::string sealPlan(std::string_view graphText);
+/// The graph text of a sealed plan. Fails, naming `source`, when the header is
+/// missing or of an unknown version, or the text is truncated or altered.
+StatusOr<std::string_view> unsealPlan(std::string_view file, const std::string& source);
+
 }  // namespace cagr

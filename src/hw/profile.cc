@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "cagr/hw.h"
+#include "support/files.h"
 
 // Defined in the CMake-generated builtin_profiles.cc: one entry per
 // src/hw/profiles/<name>.json, sorted by name.
@@ -91,18 +92,8 @@ std::vector<RatePoint> makeRateCurve(std::vector<RatePoint> points) {
 }
 
 StatusOr<HardwareProfile> loadProfile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return notFound("cannot read hardware profile '" + path + "': is a directory");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return notFound("cannot read hardware profile '" + path + "': " + std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return notFound("cannot read hardware profile '" + path + "': read error");
-  return parseProfile(text.str(), path);
+  CAGR_ASSIGN_OR_RETURN(std::string text, readRegularFile(path, "hardware profile", uint64_t{64} << 20));
+  return parseProfile(text, path);
 }
 
 Status saveProfile(const HardwareProfile& p, const std::string& path) {

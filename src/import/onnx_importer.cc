@@ -11,6 +11,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include "import/context.h"
+#include "support/files.h"
 
 namespace cagr {
 namespace {
@@ -18,8 +19,7 @@ namespace {
 using import::Context;
 
 StatusOr<onnx::ModelProto> loadModel(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return notFound("cannot read '" + path + "': no such file");
+  CAGR_RETURN_IF_ERROR(checkRegularFile(path, "ONNX model"));
   std::ifstream in(path, std::ios::binary);
   if (!in) return notFound("cannot open '" + path + "'");
   google::protobuf::io::IstreamInputStream raw(&in);
@@ -170,6 +170,31 @@ Status importOutputs(Context& ctx, const onnx::GraphProto& graph) {
   return Status::ok();
 }
 
+// ONNX graphs are SSA: every name is defined once (an initializer may also
+// be listed as an input) and every output named once.
+Status checkUniqueNames(const onnx::GraphProto& graph) {
+  std::set<std::string> defined, inits;
+  for (const auto& t : graph.initializer()) {
+    if (!inits.insert(t.name()).second) return corrupt("initializer '" + t.name() + "' is defined twice");
+  }
+  for (const auto& in : graph.input()) {
+    if (!defined.insert(in.name()).second) return corrupt("input '" + in.name() + "' is declared twice");
+  }
+  defined.insert(inits.begin(), inits.end());
+  for (const auto& n : graph.node()) {
+    for (const auto& o : n.output()) {
+      if (!o.empty() && !defined.insert(o).second) {
+        return corrupt("node '" + n.name() + "' (" + n.op_type() + ") defines '" + o + "', which is already defined");
+      }
+    }
+  }
+  std::set<std::string> outs;
+  for (const auto& o : graph.output()) {
+    if (!outs.insert(o.name()).second) return corrupt("graph output '" + o.name() + "' is listed twice");
+  }
+  return Status::ok();
+}
+
 Status recognize(Graph& g, ImportReport& report) {
   CAGR_RETURN_IF_ERROR(import::recognizeInteraction(g, report));
   CAGR_RETURN_IF_ERROR(import::recognizeFM(g, report));
@@ -212,6 +237,7 @@ StatusOr<Graph> importOnnx(const std::string& path, const ImportOptions& options
   Context ctx(g, report, path);
   const onnx::GraphProto& graph = model.graph();
   std::string dir = std::filesystem::path(path).parent_path().string();
+  CAGR_RETURN_IF_ERROR(checkUniqueNames(graph).withContext(path));
   std::map<std::string, bool> isInit;
   for (const auto& t : graph.initializer()) {
     auto tensor = import::tensorFromOnnx(t, dir);

@@ -1,9 +1,12 @@
 // ONNX TensorProto -> Tensor, including typed fields and external data files.
+#include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "import/context.h"
+#include "support/sizes.h"
 
 namespace cagr::import {
 
@@ -24,29 +27,92 @@ StatusOr<DType> dtypeFromOnnx(int32_t elemType) {
 
 namespace {
 
+StatusOr<int64_t> externalInt(const onnx::TensorProto& t, const std::string& key, const std::string& text) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0) {
+    return corrupt("tensor '" + t.name() + "': external data " + key + " '" + text + "' is not a non-negative integer");
+  }
+  return v;
+}
+
+// The external data file of `t`: `location` must be a relative path that
+// stays inside the model's directory once symlinks are resolved (as ONNX
+// Runtime requires), and a regular file.
+StatusOr<std::filesystem::path> externalFile(const onnx::TensorProto& t, const std::string& location,
+                                             const std::string& modelDir) {
+  namespace fs = std::filesystem;
+  const std::string where = "tensor '" + t.name() + "': external data location '" + location + "'";
+  fs::path rel(location);
+  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) {
+    return corrupt(where + " is an absolute path; it must be relative to the model's directory");
+  }
+  for (const auto& part : rel) {
+    if (part == "..") return corrupt(where + " leaves the model's directory ('..')");
+  }
+  std::error_code ec;
+  fs::path dir = fs::canonical(modelDir.empty() ? fs::path(".") : fs::path(modelDir), ec);
+  if (ec) return notFound("cannot resolve the model directory '" + modelDir + "': " + ec.message());
+  fs::path file = fs::canonical(dir / rel, ec);
+  if (ec) return notFound("cannot open external data file '" + (dir / rel).string() + "' of tensor '" + t.name() + "'");
+  auto [a, b] = std::mismatch(dir.begin(), dir.end(), file.begin(), file.end());
+  if (a != dir.end()) return corrupt(where + " resolves to '" + file.string() + "', outside the model's directory");
+  if (!fs::is_regular_file(file, ec)) return corrupt(where + " is not a regular file");
+  return file;
+}
+
 Status readExternal(const onnx::TensorProto& t, const std::string& modelDir, Tensor& out) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : t.external_data()) {
     if (kv.key() == "location") location = kv.value();
-    if (kv.key() == "offset") offset = std::stoll(kv.value());
-    if (kv.key() == "length") length = std::stoll(kv.value());
+    if (kv.key() == "offset") {
+      CAGR_ASSIGN_OR_RETURN(offset, externalInt(t, "offset", kv.value()));
+    }
+    if (kv.key() == "length") {
+      CAGR_ASSIGN_OR_RETURN(length, externalInt(t, "length", kv.value()));
+    }
   }
   if (location.empty()) return corrupt("tensor '" + t.name() + "' has external data without a location");
-  std::filesystem::path file = std::filesystem::path(modelDir) / location;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return notFound("cannot open external data file '" + file.string() + "' of tensor '" + t.name() + "'");
+  CAGR_ASSIGN_OR_RETURN(std::filesystem::path file, externalFile(t, location, modelDir));
   auto want = static_cast<int64_t>(out.byteSize());
   if (length >= 0 && length != want) {
     return corrupt("external data of tensor '" + t.name() + "' has " + std::to_string(length) + " bytes, expected " +
                    std::to_string(want));
   }
+  std::error_code ec;
+  auto fileSize = static_cast<int64_t>(std::filesystem::file_size(file, ec));
+  if (ec || offset > fileSize || want > fileSize - offset) {
+    return corrupt("external data file '" + file.string() + "' is too short for tensor '" + t.name() + "' (" +
+                   std::to_string(want) + " bytes at offset " + std::to_string(offset) + ")");
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return notFound("cannot open external data file '" + file.string() + "' of tensor '" + t.name() + "'");
   in.seekg(offset);
   in.read(reinterpret_cast<char*>(out.rawData()), want);
   if (in.gcount() != want) {
     return corrupt("external data file '" + file.string() + "' is too short for tensor '" + t.name() + "'");
   }
   return Status::ok();
+}
+
+// Bytes the tensor's data holds in the file (before allocating the tensor).
+StatusOr<uint64_t> storedBytes(const onnx::TensorProto& t, size_t elemSize, const std::string& modelDir) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    for (const auto& kv : t.external_data()) {
+      if (kv.key() == "location") {
+        CAGR_ASSIGN_OR_RETURN(std::filesystem::path file, externalFile(t, kv.value(), modelDir));
+        std::error_code ec;
+        uint64_t n = std::filesystem::file_size(file, ec);
+        return ec ? 0 : n;
+      }
+    }
+    return corrupt("tensor '" + t.name() + "' has external data without a location");
+  }
+  if (t.has_raw_data()) return t.raw_data().size();
+  uint64_t n = static_cast<uint64_t>(t.float_data_size()) + t.double_data_size() + t.int64_data_size() +
+               t.int32_data_size();
+  return n * elemSize;
 }
 
 // Copies a repeated typed field into `out`, converting each element.
@@ -75,8 +141,13 @@ StatusOr<Tensor> tensorFromOnnx(const onnx::TensorProto& t, const std::string& m
   if (!dtOr.isOk()) return dtOr.status().withContext("tensor '" + t.name() + "'");
   DType dt = *dtOr;
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
-  for (int64_t d : shape) {
-    if (d < 0) return corrupt("tensor '" + t.name() + "' has a negative dimension");
+  // Validate the declared size against the bytes the file holds before allocating.
+  auto bytes = checkedTensorBytes(dt, shape, "tensor '" + t.name() + "'");
+  if (!bytes.isOk()) return corrupt(bytes.status().message());
+  CAGR_ASSIGN_OR_RETURN(uint64_t stored, storedBytes(t, dtypeSize(dt), modelDir));
+  if (*bytes > stored) {
+    return corrupt("tensor '" + t.name() + "' declares " + std::to_string(*bytes) + " bytes of data but its file holds " +
+                   std::to_string(stored));
   }
   Tensor out(dt, shape);
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {

@@ -10,6 +10,7 @@
 #include "import/context.h"
 #include "import/handlers.h"
 #include "ir/dims.h"
+#include "support/sizes.h"
 
 namespace cagr::import {
 namespace {
@@ -338,15 +339,23 @@ Status importConstantOfShape(Context& ctx, const onnx::NodeProto& n) {
     fill = Tensor(given.dtype(), {});
     fill.setF64(0, given.getF64(0));
   }
+  // Fold only what is small; a large static shape stays an Expand of the fill value.
+  constexpr size_t kFoldBytes = size_t{16} << 20;
+  std::vector<int64_t> dims(shape->dims.begin(), shape->dims.end());
+  bool fold = false;
   if (shape->isStatic()) {
-    Tensor t(fill.dtype(), std::vector<int64_t>(shape->dims.begin(), shape->dims.end()));
+    CAGR_ASSIGN_OR_RETURN(size_t bytes, checkedTensorBytes(fill.dtype(), dims, "ConstantOfShape shape"));
+    fold = bytes <= kFoldBytes;
+  }
+  if (fold) {
+    Tensor t(fill.dtype(), std::move(dims));
     for (int64_t i = 0; i < t.numel(); ++i) t.setF64(i, fill.getF64(0));
     ctx.setConstant(n.output(0), std::move(t));
     return Status::ok();
   }
   ValueId scalar = ctx.graph().addConstant(n.output(0) + ":fill", std::move(fill));
   Attrs a;
-  a.set("shape", std::vector<int64_t>(shape->dims.begin(), shape->dims.end()));
+  a.set("shape", std::move(dims));
   CAGR_ASSIGN_OR_RETURN(ValueId out, ctx.add1(OpKind::kExpand, {scalar}, a));
   return bindOutput(ctx, n, out);
 }
@@ -363,7 +372,12 @@ Status importRange(Context& ctx, const onnx::NodeProto& n) {
   double s = start->getF64(0), d = delta->getF64(0);
   if (d == 0) return invalidArgument("Range delta is 0");
   if (limitC) {
-    auto count = static_cast<int64_t>(std::max(0.0, std::ceil((limitC->getF64(0) - s) / d)));
+    double elems = std::max(0.0, std::ceil((limitC->getF64(0) - s) / d));
+    if (!(elems <= double{1 << 26})) {
+      return invalidArgument("Range(" + std::to_string(s) + ", " + std::to_string(limitC->getF64(0)) + ", " +
+                             std::to_string(d) + ") has " + std::to_string(elems) + " elements; at most 2^26 are supported");
+    }
+    auto count = static_cast<int64_t>(elems);
     Tensor t(start->dtype(), std::vector<int64_t>{count});
     for (int64_t i = 0; i < count; ++i) t.setF64(i, s + static_cast<double>(i) * d);
     ctx.setConstant(n.output(0), std::move(t));

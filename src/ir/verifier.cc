@@ -3,11 +3,20 @@
 
 #include "cagr/graph.h"
 #include "ir/op_table.h"
+#include "support/sizes.h"
 
 namespace cagr {
 namespace {
 
 std::string nodeWhere(const Node& n) { return "node '" + n.name + "' (" + opInfo(n.op).name + ")"; }
+
+// A value's size with every symbol at 1 must be representable (the runtime
+// checks the bound sizes again).
+Status checkSize(const Graph& g, const TensorType& t, const std::string& what) {
+  std::vector<int64_t> dims;
+  for (Dim d : t.dims) dims.push_back(isSymbolic(d) ? dimCoef(d) : d);
+  return checkedTensorBytes(t.dtype, dims, what + " " + g.typeString(t)).status();
+}
 
 // Recomputes `n`'s output types; with `compare`, checks they equal the stored ones.
 Status checkNode(Graph& g, const Node& n, bool compare) {
@@ -24,6 +33,7 @@ Status checkNode(Graph& g, const Node& n, bool compare) {
       return invalidArgument(nodeWhere(n) + ": output " + std::to_string(i) + " is " + g.typeString(v.type) +
                              " but its inputs give " + g.typeString(outs[i]));
     }
+    CAGR_RETURN_IF_ERROR(checkSize(g, outs[i], nodeWhere(n) + ": output " + std::to_string(i)));
     v.type = outs[i];
   }
   return Status::ok();
@@ -31,7 +41,10 @@ Status checkNode(Graph& g, const Node& n, bool compare) {
 
 Status walk(Graph& g, bool compare) {
   std::vector<bool> defined(g.numValues(), false);
-  for (ValueId v : g.inputs()) defined[static_cast<size_t>(v)] = true;
+  for (ValueId v : g.inputs()) {
+    defined[static_cast<size_t>(v)] = true;
+    CAGR_RETURN_IF_ERROR(checkSize(g, g.type(v), "input '" + g.value(v).name + "'"));
+  }
   for (size_t v = 0; v < g.numValues(); ++v) {
     if (g.isConstant(static_cast<ValueId>(v))) defined[v] = true;
   }

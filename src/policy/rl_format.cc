@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/rl_model.h"
+#include "support/files.h"
 
 namespace cagr::rl {
 namespace {
@@ -242,11 +243,8 @@ StatusOr<PolicyModel> PolicyModel::parse(std::string_view bytes, const std::stri
 }
 
 StatusOr<PolicyModel> PolicyModel::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return notFound("cannot open policy file '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  CAGR_ASSIGN_OR_RETURN(std::string text, readRegularFile(path, "policy file"));
+  return parse(text, path);
 }
 
 std::string PolicyModel::serialize() const {

@@ -5,6 +5,7 @@
 // reader, the zip reader (end-of-central-directory search, ZIP64, stored and
 // deflated members, CRC32), and the stored-only zip writer.
 #include "cagr/npz.h"
+#include "support/files.h"
 
 #include <zlib.h>
 
@@ -267,8 +268,7 @@ std::string npyHeader(const Tensor& t) {
 class InFile {
  public:
   static StatusOr<InFile> open(const std::string& path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) return invalidArgument(path + ": is a directory");
+    CAGR_RETURN_IF_ERROR(checkRegularFile(path, "npz file"));
     InFile f;
     f.in_.open(path, std::ios::binary);
     if (!f.in_) {
@@ -305,32 +305,6 @@ class InFile {
   std::ifstream in_;
   uint64_t size_ = 0;
 };
-
-/// Writes via "<path>.tmp" and renames into place so readers never see a
-/// half-written file.
-Status writeAtomically(const std::string& path, const std::function<void(std::ofstream&)>& body) {
-  // Renaming over the destination would replace a device node, a FIFO or a
-  // symlink (and what it points to stays) with a regular file: refuse those.
-  std::error_code ec;
-  auto st = std::filesystem::symlink_status(path, ec);
-  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
-    return invalidArgument(path + ": exists and is not a regular file (a " +
-                           (std::filesystem::is_symlink(st) ? std::string("symbolic link") : std::string("special file")) +
-                           "); not replacing it");
-  }
-  const std::string tmp = path + ".tmp";
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  if (!out) return invalidArgument(path + ": cannot open for writing: " + std::strerror(errno));
-  body(out);
-  out.close();
-  if (!out) {
-    std::filesystem::remove(tmp, ec);
-    return invalidArgument(path + ": write failed (disk full?)");
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return invalidArgument(path + ": cannot rename temporary file: " + ec.message());
-  return Status::ok();
-}
 
 // ---------------------------------------------------------------- zip read
 

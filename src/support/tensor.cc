@@ -1,6 +1,8 @@
 #include "cagr/tensor.h"
+#include "support/sizes.h"
 
 #include <cmath>
+#include <stdexcept>
 #include <cstring>
 #include <numeric>
 #include <sstream>
@@ -46,8 +48,31 @@ StatusOr<DType> parseDType(const std::string& name) {
   return invalidArgument("unknown element type '" + name + "'");
 }
 
+StatusOr<size_t> checkedTensorBytes(DType dtype, std::span<const int64_t> shape, const std::string& what) {
+  uint64_t bytes = dtypeSize(dtype);
+  bool zero = false;
+  for (int64_t d : shape) {
+    if (d < 0) return invalidArgument(what + ": negative dimension " + std::to_string(d));
+    zero = zero || d == 0;
+  }
+  if (zero) return size_t{0};
+  for (int64_t d : shape) {
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) || bytes > kMaxTensorBytes) {
+      std::string s;
+      for (int64_t e : shape) s += (s.empty() ? "" : ",") + std::to_string(e);
+      return invalidArgument(what + ": shape [" + s + "] of " + dtypeName(dtype) + " is larger than " +
+                             std::to_string(kMaxTensorBytes >> 40) + " TiB");
+    }
+  }
+  return static_cast<size_t>(bytes);
+}
+
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
-  size_t bytes = std::max<size_t>(byteSize(), 1);
+  // Callers validate file-declared shapes first (checkedTensorBytes); this
+  // guard turns a missed case into an exception instead of a wrapped size.
+  auto checked = checkedTensorBytes(dtype_, shape_, "tensor");
+  if (!checked.isOk()) throw std::length_error(checked.status().message());
+  size_t bytes = std::max<size_t>(*checked, 1);
   data_ = std::shared_ptr<std::byte[]>(new std::byte[bytes]);
   std::memset(data_.get(), 0, bytes);
 }

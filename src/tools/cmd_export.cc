@@ -9,6 +9,7 @@
 
 #include "cagr/mir.h"
 #include "cagr/text.h"
+#include "support/files.h"
 #include "tools/common.h"
 
 #if CAGR_HAVE_CUDA
@@ -84,10 +85,8 @@ int runExport(const ExportArgs& a) {
     std::cout << text;
     return 0;
   }
-  std::ofstream out(a.output);
-  out << text;
-  if (!out) return fail(notFound("cannot write '" + a.output + "'"));
-  return 0;
+  Status w = writeAtomically(a.output, [&](std::ofstream& out) { out << text; });
+  return w.isOk() ? 0 : fail(w);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "cagr/policy.h"
 #include "cagr/text.h"
 #include "tools/bench_setup.h"
+#include "support/files.h"
 #include "tools/common.h"
 
 namespace cagr::tools {
@@ -99,9 +100,10 @@ int runOptimize(OptimizeArgs a) {
   auto r = optimize(m->graph, *t, **policy, cfg);
   if (!r.isOk()) return fail(r.status().withContext(a.model));
   if (!a.output.empty()) {
-    std::ofstream out(a.output);
-    out << printGraph(r->plan, PrintOptions{false, "plan"});
-    if (!out) return fail(invalidArgument("cannot write '" + a.output + "'"));
+    std::string text = printGraph(r->plan, PrintOptions{false, "plan"});
+    if (a.output.ends_with(".cagr")) text = sealPlan(text);
+    Status w = writeAtomically(a.output, [&](std::ofstream& out) { out << text; });
+    if (!w.isOk()) return fail(w);
   }
   if (a.json) {
     nlohmann::json j = baseJson(a.model, t->hw.name);

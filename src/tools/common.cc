@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cagr/text.h"
+#include "support/files.h"
 
 namespace cagr::tools {
 
@@ -18,11 +19,12 @@ StatusOr<LoadedModel> loadModel(const std::string& path, bool recognizePatterns)
     return m;
   }
   if (path.ends_with(".mlir") || path.ends_with(".cagr")) {
-    std::ifstream in(path);
-    if (!in) return notFound("cannot open '" + path + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    CAGR_ASSIGN_OR_RETURN(m.graph, parseGraph(ss.str(), path));
+    CAGR_ASSIGN_OR_RETURN(std::string text, readRegularFile(path, "plan"));
+    std::string_view graphText = text;
+    if (path.ends_with(".cagr")) {
+      CAGR_ASSIGN_OR_RETURN(graphText, unsealPlan(text, path));
+    }
+    CAGR_ASSIGN_OR_RETURN(m.graph, parseGraph(graphText, path));
     return m;
   }
   return invalidArgument("'" + path + "': unknown model format (expected .onnx, .mlir or a .cagr plan)");

@@ -81,9 +81,20 @@ class OnnxBuilder {
     return *a->mutable_g();
   }
 
+  /// The model being built, for what the helpers above do not cover.
+  onnx::ModelProto& model() { return model_; }
+
   /// Writes the model to a fresh file under the temp directory; returns its path.
   std::string save(const std::string& stem) const {
     std::string path = (std::filesystem::temp_directory_path() / ("cagr_" + stem + ".onnx")).string();
+    std::ofstream out(path, std::ios::binary);
+    model_.SerializeToOstream(&out);
+    return path;
+  }
+  /// Writes the model to `dir`/`file`; returns its path.
+  std::string saveAs(const std::filesystem::path& dir, const std::string& file) const {
+    std::filesystem::create_directories(dir);
+    std::string path = (dir / file).string();
     std::ofstream out(path, std::ios::binary);
     model_.SerializeToOstream(&out);
     return path;

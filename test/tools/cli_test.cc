@@ -7,6 +7,8 @@
 #include <iterator>
 
 #include <gtest/gtest.h>
+
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
@@ -354,6 +356,58 @@ TEST_F(CliTest, OutputNeverReplacesASymlinkOrDevice) {
   Result dev = cagr("run " + src("zoo/onnx/deepfm.ts.onnx") + " --inputs " + inputs + " --output /dev/null");
   EXPECT_NE(dev.code, 0);
   EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
+}
+
+// A plan is sealed by a checksum line: a flipped byte (here in a weight),
+// a truncation or a missing line is refused; the intact plan runs (issue 40).
+TEST_F(CliTest, TamperedOrTruncatedPlansAreRefused) {
+  const std::string plan = tmp("sealed.cagr");
+  const std::string inputs = src("zoo/ref/deepfm.b7.inputs.npz");
+  ASSERT_EQ(cagr("optimize " + src("zoo/onnx/deepfm.ts.onnx") + " --target cpu --batch 7 -o " + plan).code, 0);
+  std::string text;
+  {
+    std::ifstream f(plan);
+    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  ASSERT_TRUE(text.starts_with("// cagr-plan v1 fnv1a64=")) << text.substr(0, 80);
+  EXPECT_EQ(cagr("run " + plan + " --inputs " + inputs).code, 0);
+  auto runAltered = [&](const std::string& altered, const std::string& name) {
+    const std::string p = tmp(name + ".cagr");
+    std::ofstream(p) << altered;
+    return cagr("run " + p + " --inputs " + inputs);
+  };
+  // The first hex digit of a weight (dense<"0x..."> data) flipped.
+  size_t hex = text.find("dense<\"0x");
+  ASSERT_NE(hex, std::string::npos);
+  std::string flipped = text;
+  char& c = flipped[hex + 10];
+  c = c == '0' ? '1' : '0';
+  Result f = runAltered(flipped, "flipped");
+  EXPECT_NE(f.code, 0) << f.out;
+  EXPECT_NE(f.out.find("checksum mismatch"), std::string::npos) << f.out;
+  Result t = runAltered(text.substr(0, text.size() / 2), "truncated");
+  EXPECT_NE(t.out.find("truncated"), std::string::npos) << t.out;
+  Result n = runAltered(text.substr(text.find('\n') + 1), "unsealed");
+  EXPECT_NE(n.out.find("no integrity line"), std::string::npos) << n.out;
+}
+
+// Reading a FIFO (or a device) as a model, plan, inputs or profile fails at
+// once instead of blocking on it (issue 40).
+TEST_F(CliTest, SpecialFilesAreRefusedWithoutBlocking) {
+  const std::string fifo = tmp("pipe.onnx"), fifoPlan = tmp("pipe.cagr"), fifoNpz = tmp("pipe.npz");
+  for (const auto& p : {fifo, fifoPlan, fifoNpz}) {
+    std::filesystem::remove(p);
+    ASSERT_EQ(mkfifo(p.c_str(), 0600), 0) << p;
+  }
+  Result m = cagr("inspect " + fifo);
+  EXPECT_NE(m.code, 0);
+  EXPECT_NE(m.out.find("pipe.onnx"), std::string::npos) << m.out;
+  Result p = cagr("run " + fifoPlan + " --inputs " + src("zoo/ref/deepfm.b7.inputs.npz"));
+  EXPECT_NE(p.out.find("not a regular file"), std::string::npos) << p.out;
+  Result i = cagr("run " + src("zoo/onnx/deepfm.ts.onnx") + " --inputs " + fifoNpz);
+  EXPECT_NE(i.out.find("not a regular file"), std::string::npos) << i.out;
+  Result h = cagr("optimize " + src("zoo/onnx/deepfm.ts.onnx") + " --hw /dev/zero");
+  EXPECT_NE(h.out.find("not a regular file"), std::string::npos) << h.out;
 }
 
 TEST_F(CliTest, UnknownModelFormat) {
