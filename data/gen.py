@@ -2,7 +2,8 @@
 """Synthetic input batches for the CAGR model zoo (numpy only, no torch).
 
   python3 data/gen.py --dataset avazu|criteo --batch N --seed S
-                      [--format plain|dlrm|ngcf] [--multi-hot P] [--cap-rows R] -o x.npz
+                      [--format plain|dlrm|ngcf] [--multi-hot P] [--cap-rows R]
+                      [--ids zipf|uniform] -o x.npz
 
 Formats (keys are the ONNX input names of zoo/ models):
   plain  avazu : sparse i64 [B,22]
@@ -13,7 +14,8 @@ Formats (keys are the ONNX input names of zoo/ models):
 
 Sparse ids are Zipf-skewed (a=1.2), folded modulo the field cardinality and
 passed through a fixed per-field bijection (affine map mod card) so the hot ids
-are not all 0.  --cap-rows R folds ids (id % R) into the capped tables of the
+are not all 0; --ids uniform draws every row with equal probability instead
+(the cache-hostile worst case).  --cap-rows R folds ids (id % R) into the capped tables of the
 'small' model variants (every table min(card, R) rows).
 """
 import argparse
@@ -60,8 +62,11 @@ def _field_bijection(card, field):
     return 1, 0
 
 
-def zipf_ids(rng, card, n, field, cap_rows=None):
-    raw = (rng.zipf(ZIPF_A, size=n).astype(np.int64) - 1) % card
+def zipf_ids(rng, card, n, field, cap_rows=None, dist="zipf"):
+    if dist == "uniform":  # the worst case for caches: every row equally likely
+        raw = rng.integers(0, card, size=n, dtype=np.int64)
+    else:
+        raw = (rng.zipf(ZIPF_A, size=n).astype(np.int64) - 1) % card
     a, b = _field_bijection(card, field)
     ids = (raw * a + b) % card
     if cap_rows:
@@ -69,10 +74,10 @@ def zipf_ids(rng, card, n, field, cap_rows=None):
     return ids.astype(np.int64)
 
 
-def gen_sparse(dataset, batch, seed, cap_rows=None):
+def gen_sparse(dataset, batch, seed, cap_rows=None, dist="zipf"):
     rng = np.random.default_rng(seed)
     cs = cards(dataset)
-    cols = [zipf_ids(rng, c, batch, f, cap_rows) for f, c in enumerate(cs)]
+    cols = [zipf_ids(rng, c, batch, f, cap_rows, dist) for f, c in enumerate(cs)]
     return np.stack(cols, axis=1).astype(np.int64)  # [B, F]
 
 
@@ -84,20 +89,20 @@ def gen_dense(batch, seed):
     return np.log1p(x.astype(np.float64)).astype(np.float32)
 
 
-def gen_plain(dataset, batch, seed, cap_rows=None):
+def gen_plain(dataset, batch, seed, cap_rows=None, dist="zipf"):
     out = {}
     if dataset == "criteo":
         out["dense"] = gen_dense(batch, seed)
-    out["sparse"] = gen_sparse(dataset, batch, seed, cap_rows)
+    out["sparse"] = gen_sparse(dataset, batch, seed, cap_rows, dist)
     return out
 
 
-def gen_dlrm(dataset, batch, seed, multi_hot=1, cap_rows=None):
+def gen_dlrm(dataset, batch, seed, multi_hot=1, cap_rows=None, dist="zipf"):
     """DLRM EmbeddingBag format; every bag has exactly multi_hot ids."""
     rng = np.random.default_rng(seed)
     cs = cards(dataset)
     p = int(multi_hot)
-    idx = np.stack([zipf_ids(rng, c, batch * p, f, cap_rows) for f, c in enumerate(cs)])
+    idx = np.stack([zipf_ids(rng, c, batch * p, f, cap_rows, dist) for f, c in enumerate(cs)])
     offs = np.tile(np.arange(batch, dtype=np.int64) * p, (len(cs), 1))
     return {"dense": gen_dense(batch, seed),
             "sparse_indices": idx.astype(np.int64),   # [T, B*P]
@@ -111,11 +116,11 @@ def gen_ngcf(batch, seed, cap_rows=None):
     return {"users": zipf_ids(rng, nu, batch, 0), "items": zipf_ids(rng, ni, batch, 1)}
 
 
-def generate(dataset, batch, seed, fmt="plain", multi_hot=1, cap_rows=None):
+def generate(dataset, batch, seed, fmt="plain", multi_hot=1, cap_rows=None, dist="zipf"):
     if fmt == "plain":
-        return gen_plain(dataset, batch, seed, cap_rows)
+        return gen_plain(dataset, batch, seed, cap_rows, dist)
     if fmt == "dlrm":
-        return gen_dlrm(dataset, batch, seed, multi_hot, cap_rows)
+        return gen_dlrm(dataset, batch, seed, multi_hot, cap_rows, dist)
     if fmt == "ngcf":
         return gen_ngcf(batch, seed, cap_rows)
     raise ValueError(fmt)
@@ -129,9 +134,11 @@ def main():
     ap.add_argument("--format", choices=["plain", "dlrm", "ngcf"], default="plain")
     ap.add_argument("--multi-hot", type=int, default=1)
     ap.add_argument("--cap-rows", type=int, default=None)
+    ap.add_argument("--ids", choices=["zipf", "uniform"], default="zipf",
+                    help="id distribution: Zipf-skewed (a = ZIPF_A = 1.2, the default) or uniform over each table (worst case)")
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args()
-    d = generate(a.dataset, a.batch, a.seed, a.format, a.multi_hot, a.cap_rows)
+    d = generate(a.dataset, a.batch, a.seed, a.format, a.multi_hot, a.cap_rows, a.ids)
     np.savez(a.out, **d)
     for k, v in d.items():
         print(f"{k}: {v.dtype} {list(v.shape)}")

@@ -34,6 +34,9 @@ class Tensor {
   /// A tensor over memory it does not own (a backend's arena or a caller's
   /// buffer), which must outlive it and every copy of it.
   static Tensor wrap(DType dtype, std::vector<int64_t> shape, std::byte* data);
+  /// A tensor over `data`, memory that `owner` keeps alive (a mapped weights
+  /// file): copies of the tensor share `owner`, which is released with the last.
+  static Tensor view(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> owner, std::byte* data);
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }

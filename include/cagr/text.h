@@ -48,7 +48,8 @@
 //                 parser would give it (`node`, `node:i`, or its graph output
 //                 name).
 //
-// Constants: `"cagr.constant"() {name = "...", value = dense<...> : T} : () -> T`,
+// Constants: `"cagr.constant"() {name = "...", value = dense<...> : T} : () -> T`
+// (or `weights_offset = N : i64` instead of a value: see WeightsSink),
 // data exact: `dense<>` when empty, a splat `dense<v>` when every element has
 // the same bits, a nested list `dense<[[1.0, 2.0], ...]>` up to 16 elements,
 // else `dense<"0xHEX">` (raw little-endian bytes; i1 is bit-packed LSB first,
@@ -75,6 +76,10 @@
 // (kUnsupported for an unknown op, kInvalidArgument from shape inference).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -83,12 +88,35 @@
 
 namespace cagr {
 
+/// Where printGraph puts large constants instead of hex text: their raw
+/// little-endian bytes, each at a 64-byte aligned offset of one binary stream,
+/// referenced from the text as `{weights_offset = N : i64, ...}` (the type gives
+/// the size). Half the bytes of hex, and a reader can map them in place.
+struct WeightsSink {
+  std::ostream* out = nullptr;
+  size_t minBytes = size_t{1} << 16;  // smaller constants stay inline
+  uint64_t size = 0;                  // bytes written so far (padding included)
+  uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a of those bytes
+};
+
 /// Knobs for printGraph.
 struct PrintOptions {
   /// Leaves constant data out (`elided` constants, shape from the type).
   bool elideWeights = false;
   /// The graph op's `sym_name`.
   std::string graphName = "main";
+  /// When set (and weights are not elided), large constants go there.
+  WeightsSink* weights = nullptr;
+};
+
+/// The binary stream a printed graph's `weights_offset` constants refer to,
+/// held in memory (typically a mapped file) that `owner` keeps alive; parsed
+/// constants are views of it, not copies.
+struct WeightsBlob {
+  std::shared_ptr<void> owner;
+  std::byte* data = nullptr;
+  uint64_t size = 0;
+  std::string path;  // for messages
 };
 
 /// Prints `g` as a generic-syntax MLIR module (see above). Deterministic.
@@ -96,14 +124,40 @@ std::string printGraph(const Graph& g, const PrintOptions& opts = {});
 
 /// Parses printGraph's output (or mlir-opt's reprint of it) back into a graph.
 /// `sourceName` prefixes error locations.
-StatusOr<Graph> parseGraph(std::string_view text, const std::string& sourceName = "<text>");
+/// `weights` resolves `weights_offset` constants (an error names the constant
+/// when there is none, or the offset and size fall outside it).
+StatusOr<Graph> parseGraph(std::string_view text, const std::string& sourceName = "<text>",
+                           const WeightsBlob* weights = nullptr);
+
+/// The weights file of a plan, as its integrity line names and seals it.
+struct PlanWeights {
+  std::string file;  // a plain file name, next to the plan; empty: none
+  uint64_t bytes = 0, hash = 0;  // size and FNV-1a of the whole file
+};
 
 /// A plan file as `cagr optimize -o` writes it: a first line
 /// "// cagr-plan v1 fnv1a64=<16 hex digits> bytes=<n>" that seals the printed
-/// graph after it (every byte, weights included; a comment to MLIR tools).
-std::string sealPlan(std::string_view graphText);
-/// The graph text of a sealed plan. Fails, naming `source`, when the header is
-/// missing or of an unknown version, or the text is truncated or altered.
-StatusOr<std::string_view> unsealPlan(std::string_view file, const std::string& source);
+/// graph after it (every byte; a comment to MLIR tools), followed, when large
+/// constants went to a weights file, by " weights=<file> weights_fnv1a64=<hex>
+/// weights_bytes=<n>".
+std::string sealPlan(std::string_view graphText, const PlanWeights& weights = {});
+/// A sealed plan's graph text and weights-file seal.
+struct UnsealedPlan {
+  std::string_view text;
+  PlanWeights weights;
+};
+/// Fails, naming `source`, when the integrity line is missing or of an unknown
+/// version, or the text is truncated or altered. (The weights file is checked
+/// by whoever maps it: see PlanWeights.)
+StatusOr<UnsealedPlan> unsealPlan(std::string_view file, const std::string& source);
+
+/// Writes `plan` to `path` (a .cagr file): the sealed text, and constants of
+/// 64 KiB or more in "<path>.weights" next to it (raw bytes, sealed on the
+/// text's first line). Both are written through temporaries renamed into
+/// place; neither replaces anything but a regular file.
+Status savePlanFile(const Graph& plan, const std::string& path);
+/// Reads a plan savePlanFile wrote: checks both seals, maps the weights file
+/// (constants are views of it: held once, by the page cache) and parses.
+StatusOr<Graph> loadPlanFile(const std::string& path);
 
 }  // namespace cagr

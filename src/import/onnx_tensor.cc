@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "import/context.h"
+#include "support/files.h"
 #include "support/sizes.h"
 
 namespace cagr::import {
@@ -61,53 +62,68 @@ StatusOr<std::filesystem::path> externalFile(const onnx::TensorProto& t, const s
   return file;
 }
 
-Status readExternal(const onnx::TensorProto& t, const std::string& modelDir, Tensor& out) {
+// Where a tensor's external data lies.
+struct ExternalData {
+  std::filesystem::path file;
+  int64_t offset = 0, length = -1;  // length -1: not given
+};
+
+StatusOr<ExternalData> externalData(const onnx::TensorProto& t, const std::string& modelDir) {
   std::string location;
-  int64_t offset = 0, length = -1;
+  ExternalData e;
   for (const auto& kv : t.external_data()) {
     if (kv.key() == "location") location = kv.value();
     if (kv.key() == "offset") {
-      CAGR_ASSIGN_OR_RETURN(offset, externalInt(t, "offset", kv.value()));
+      CAGR_ASSIGN_OR_RETURN(e.offset, externalInt(t, "offset", kv.value()));
     }
     if (kv.key() == "length") {
-      CAGR_ASSIGN_OR_RETURN(length, externalInt(t, "length", kv.value()));
+      CAGR_ASSIGN_OR_RETURN(e.length, externalInt(t, "length", kv.value()));
     }
   }
   if (location.empty()) return corrupt("tensor '" + t.name() + "' has external data without a location");
-  CAGR_ASSIGN_OR_RETURN(std::filesystem::path file, externalFile(t, location, modelDir));
-  auto want = static_cast<int64_t>(out.byteSize());
-  if (length >= 0 && length != want) {
-    return corrupt("external data of tensor '" + t.name() + "' has " + std::to_string(length) + " bytes, expected " +
+  CAGR_ASSIGN_OR_RETURN(e.file, externalFile(t, location, modelDir));
+  return e;
+}
+
+// External data at least this large is memory-mapped rather than read: the
+// weights are then held once, by the page cache, and only touched rows load.
+constexpr int64_t kMapBytes = int64_t{1} << 20;
+
+StatusOr<Tensor> readExternal(const onnx::TensorProto& t, const std::string& modelDir, DType dt,
+                              std::vector<int64_t> shape, int64_t want) {
+  CAGR_ASSIGN_OR_RETURN(ExternalData e, externalData(t, modelDir));
+  if (e.length >= 0 && e.length != want) {
+    return corrupt("external data of tensor '" + t.name() + "' has " + std::to_string(e.length) + " bytes, expected " +
                    std::to_string(want));
   }
   std::error_code ec;
-  auto fileSize = static_cast<int64_t>(std::filesystem::file_size(file, ec));
-  if (ec || offset > fileSize || want > fileSize - offset) {
-    return corrupt("external data file '" + file.string() + "' is too short for tensor '" + t.name() + "' (" +
-                   std::to_string(want) + " bytes at offset " + std::to_string(offset) + ")");
+  auto fileSize = static_cast<int64_t>(std::filesystem::file_size(e.file, ec));
+  if (ec || e.offset > fileSize || want > fileSize - e.offset) {
+    return corrupt("external data file '" + e.file.string() + "' is too short for tensor '" + t.name() + "' (" +
+                   std::to_string(want) + " bytes at offset " + std::to_string(e.offset) + ")");
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return notFound("cannot open external data file '" + file.string() + "' of tensor '" + t.name() + "'");
-  in.seekg(offset);
+  if (want >= kMapBytes && e.offset % static_cast<int64_t>(dtypeSize(dt)) == 0) {
+    auto region = mapFileRegion(e.file.string(), static_cast<uint64_t>(e.offset), static_cast<uint64_t>(want));
+    if (region.isOk()) return Tensor::view(dt, std::move(shape), region->owner, region->data);
+  }
+  Tensor out(dt, std::move(shape));
+  std::ifstream in(e.file, std::ios::binary);
+  if (!in) return notFound("cannot open external data file '" + e.file.string() + "' of tensor '" + t.name() + "'");
+  in.seekg(e.offset);
   in.read(reinterpret_cast<char*>(out.rawData()), want);
   if (in.gcount() != want) {
-    return corrupt("external data file '" + file.string() + "' is too short for tensor '" + t.name() + "'");
+    return corrupt("external data file '" + e.file.string() + "' is too short for tensor '" + t.name() + "'");
   }
-  return Status::ok();
+  return out;
 }
 
 // Bytes the tensor's data holds in the file (before allocating the tensor).
 StatusOr<uint64_t> storedBytes(const onnx::TensorProto& t, size_t elemSize, const std::string& modelDir) {
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    for (const auto& kv : t.external_data()) {
-      if (kv.key() == "location") {
-        CAGR_ASSIGN_OR_RETURN(std::filesystem::path file, externalFile(t, kv.value(), modelDir));
-        std::error_code ec;
-        uint64_t n = std::filesystem::file_size(file, ec);
-        return ec ? 0 : n;
-      }
-    }
-    return corrupt("tensor '" + t.name() + "' has external data without a location");
+    CAGR_ASSIGN_OR_RETURN(ExternalData e, externalData(t, modelDir));
+    std::error_code ec;
+    uint64_t n = std::filesystem::file_size(e.file, ec);
+    return ec ? 0 : n;
   }
   if (t.has_raw_data()) return t.raw_data().size();
   uint64_t n = static_cast<uint64_t>(t.float_data_size()) + t.double_data_size() + t.int64_data_size() +
@@ -149,11 +165,10 @@ StatusOr<Tensor> tensorFromOnnx(const onnx::TensorProto& t, const std::string& m
     return corrupt("tensor '" + t.name() + "' declares " + std::to_string(*bytes) + " bytes of data but its file holds " +
                    std::to_string(stored));
   }
-  Tensor out(dt, shape);
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    CAGR_RETURN_IF_ERROR(readExternal(t, modelDir, out));
-    return out;
+    return readExternal(t, modelDir, dt, std::move(shape), static_cast<int64_t>(*bytes));
   }
+  Tensor out(dt, shape);
   if (t.has_raw_data()) {
     if (t.raw_data().size() != out.byteSize()) {
       return corrupt("tensor '" + t.name() + "' has " + std::to_string(t.raw_data().size()) + " bytes of data, its " +

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "cagr/text.h"
+#include "support/sizes.h"
 #include "ir/parser_values.h"
 #include "ir/text_format.h"
 #include "ir/text_mir.h"
@@ -42,7 +43,7 @@ struct NodeParts {
 
 class GraphBuilder {
  public:
-  explicit GraphBuilder(const Source& src) : src_(src) {}
+  GraphBuilder(const Source& src, const WeightsBlob* weights) : src_(src), weights_(weights) {}
 
   StatusOr<Graph> build(const RawOp& top) {
     if (top.name == "cagr.graph") {
@@ -260,6 +261,26 @@ class GraphBuilder {
     return out;
   }
 
+  // A constant stored in the weights blob: a view of its bytes, not a copy.
+  StatusOr<Tensor> weightsView(const RawAttr& at, const RawType& type, const std::string& name) {
+    if (!type.isStatic()) return error(type.pos, "a constant needs a static type, got " + type.str());
+    CAGR_ASSIGN_OR_RETURN(size_t bytes, checkedTensorBytes(type.dtype, type.dims, "constant '" + name + "'"));
+    if (weights_ == nullptr) {
+      return error(at.pos, "constant '" + name + "' is stored in a weights file, and none was given (a plan's "
+                           "weights file lies next to it, named on its first line)");
+    }
+    CAGR_ASSIGN_OR_RETURN(const int64_t off, text::scalarInt(src_, at.scalar));
+    if (off < 0 || static_cast<uint64_t>(off) > weights_->size || bytes > weights_->size - static_cast<uint64_t>(off)) {
+      return error(at.pos, "constant '" + name + "' (" + std::to_string(bytes) + " bytes at offset " +
+                               std::to_string(off) + ") lies outside weights file '" + weights_->path + "' (" +
+                               std::to_string(weights_->size) + " bytes)");
+    }
+    if (off % static_cast<int64_t>(dtypeSize(type.dtype)) != 0) {
+      return error(at.pos, "constant '" + name + "': offset " + std::to_string(off) + " is not aligned to its type");
+    }
+    return Tensor::view(type.dtype, type.dims, weights_->owner, weights_->data + off);
+  }
+
   Status addConstantOp(const RawOp& op) {
     if (!op.operands.empty() || op.resultTypes.size() != 1) {
       return error(op.pos, "expected 'cagr.constant' to have no operands and one result");
@@ -267,6 +288,7 @@ class GraphBuilder {
     const RawType& type = op.resultTypes[0];
     std::string name;
     const RawAttr* value = nullptr;
+    const RawAttr* weightsOffset = nullptr;
     bool elided = false;
     ValueDecision decision;
     for (const RawNamedAttr& a : op.attrs) {
@@ -276,6 +298,8 @@ class GraphBuilder {
         value = &a.value;
       } else if (a.name == "elided" && a.value.kind == RawAttr::kUnit) {
         elided = true;
+      } else if (a.name == "weights_offset" && a.value.kind == RawAttr::kNumber) {
+        weightsOffset = &a.value;
       } else if (text::isMirAttr(a.name)) {
         CAGR_RETURN_IF_ERROR(text::readDecision(src_, a, nullptr, &decision));
       } else {
@@ -284,9 +308,13 @@ class GraphBuilder {
                                 "value = dense<...> or elided)");
       }
     }
-    if (value == nullptr && !elided) return error(op.pos, "expected 'cagr.constant' to have a value or 'elided'");
+    if (value == nullptr && !elided && weightsOffset == nullptr) {
+      return error(op.pos, "expected 'cagr.constant' to have a value, a weights_offset or 'elided'");
+    }
     Tensor data;
-    if (value != nullptr) {
+    if (weightsOffset != nullptr) {
+      CAGR_ASSIGN_OR_RETURN(data, weightsView(*weightsOffset, type, name));
+    } else if (value != nullptr) {
       if (value->denseType.dtype != type.dtype || value->denseType.dims != type.dims) {
         return error(value->denseType.pos,
                      "constant value is " + value->denseType.str() + " but the result type is " + type.str());
@@ -438,16 +466,17 @@ class GraphBuilder {
   }
 
   const Source& src_;
+  const WeightsBlob* weights_;
   Graph g_;
   std::unordered_map<std::string, std::vector<ValueId>> ssa_;
 };
 
 }  // namespace
 
-StatusOr<Graph> parseGraph(std::string_view text, const std::string& sourceName) {
+StatusOr<Graph> parseGraph(std::string_view text, const std::string& sourceName, const WeightsBlob* weights) {
   Source src{text, sourceName};
   CAGR_ASSIGN_OR_RETURN(RawOp top, text::parseRawModule(src));
-  return GraphBuilder(src).build(top);
+  return GraphBuilder(src, weights).build(top);
 }
 
 }  // namespace cagr

@@ -1,11 +1,13 @@
 // sealPlan / unsealPlan: the integrity line of a plan file. FNV-1a (64 bit)
 // changes with any single altered byte (each step is a bijection of the
-// state), and the byte count catches truncation; it guards against damage,
-// not against someone who rewrites the header too.
+// state), and the byte counts catch truncation; it guards against damage,
+// not against someone who rewrites the line too.
 #include <charconv>
 #include <cstdio>
+#include <map>
 
 #include "cagr/text.h"
+#include "support/files.h"
 
 namespace cagr {
 namespace {
@@ -13,31 +15,37 @@ namespace {
 constexpr std::string_view kMagic = "// cagr-plan v";
 constexpr int kVersion = 1;
 
-uint64_t fnv1a64(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 std::string hex16(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
   return buf;
 }
 
+bool parseU64(std::string_view s, uint64_t& v, int base) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// A weights file name: a plain name next to the plan, nothing that leaves its directory.
+bool plainFileName(std::string_view f) {
+  return !f.empty() && f != "." && f != ".." && f.find_first_of("/\\ \t\n") == std::string_view::npos;
+}
+
 }  // namespace
 
-std::string sealPlan(std::string_view graphText) {
-  std::string out = std::string(kMagic) + std::to_string(kVersion) + " fnv1a64=" + hex16(fnv1a64(graphText)) +
-                    " bytes=" + std::to_string(graphText.size()) + "\n";
+std::string sealPlan(std::string_view graphText, const PlanWeights& weights) {
+  std::string out = std::string(kMagic) + std::to_string(kVersion) + " fnv1a64=" +
+                    hex16(fnv1a64(graphText.data(), graphText.size())) + " bytes=" + std::to_string(graphText.size());
+  if (!weights.file.empty()) {
+    out += " weights=" + weights.file + " weights_fnv1a64=" + hex16(weights.hash) +
+           " weights_bytes=" + std::to_string(weights.bytes);
+  }
+  out += "\n";
   out += graphText;
   return out;
 }
 
-StatusOr<std::string_view> unsealPlan(std::string_view file, const std::string& source) {
+StatusOr<UnsealedPlan> unsealPlan(std::string_view file, const std::string& source) {
   const std::string where = "plan '" + source + "'";
   if (!file.starts_with(kMagic)) {
     return corrupt(where + " has no integrity line ('// cagr-plan v1 ...' first): not written by cagr optimize, or "
@@ -46,35 +54,45 @@ StatusOr<std::string_view> unsealPlan(std::string_view file, const std::string& 
   size_t eol = file.find('\n');
   if (eol == std::string_view::npos) return corrupt(where + " is truncated after its integrity line");
   std::string_view header = file.substr(kMagic.size(), eol - kMagic.size());
-  std::string_view body = file.substr(eol + 1);
-  int version = 0;
-  unsigned long long hash = 0, bytes = 0;
-  auto [p, ec] = std::from_chars(header.data(), header.data() + header.size(), version);
-  if (ec != std::errc() || version != kVersion) {
-    return unsupported(where + " is plan format v" + std::string(header.substr(0, header.find(' '))) +
-                       "; this cagr reads v" + std::to_string(kVersion));
+  UnsealedPlan plan{file.substr(eol + 1), {}};
+  // "<version> key=value key=value ..."
+  size_t sp = header.find(' ');
+  uint64_t version = 0;
+  if (!parseU64(header.substr(0, sp), version, 10) || version != kVersion) {
+    return unsupported(where + " is plan format v" + std::string(header.substr(0, sp)) + "; this cagr reads v" +
+                       std::to_string(kVersion));
   }
-  std::string_view rest(p, header.data() + header.size() - p);
-  const std::string_view kHash = " fnv1a64=", kBytes = " bytes=";
-  bool ok = rest.starts_with(kHash);
-  if (ok) {
-    auto r = std::from_chars(rest.data() + kHash.size(), rest.data() + rest.size(), hash, 16);
-    rest = std::string_view(r.ptr, rest.data() + rest.size() - r.ptr);
-    ok = r.ec == std::errc() && rest.starts_with(kBytes);
+  std::map<std::string, std::string, std::less<>> kv;
+  while (sp != std::string_view::npos) {
+    size_t next = header.find(' ', sp + 1);
+    std::string_view field = header.substr(sp + 1, next == std::string_view::npos ? next : next - sp - 1);
+    size_t eq = field.find('=');
+    if (eq == std::string_view::npos || !kv.emplace(field.substr(0, eq), field.substr(eq + 1)).second) {
+      return corrupt(where + ": malformed integrity line '" + std::string(file.substr(0, eol)) + "'");
+    }
+    sp = next;
   }
-  if (ok) {
-    auto r = std::from_chars(rest.data() + kBytes.size(), rest.data() + rest.size(), bytes);
-    ok = r.ec == std::errc() && r.ptr == rest.data() + rest.size();
+  uint64_t hash = 0, bytes = 0;
+  bool ok = kv.count("fnv1a64") && kv.count("bytes") && parseU64(kv["fnv1a64"], hash, 16) &&
+            parseU64(kv["bytes"], bytes, 10);
+  size_t expected = 2;
+  if (ok && kv.count("weights")) {
+    plan.weights.file = kv["weights"];
+    ok = plainFileName(plan.weights.file) && kv.count("weights_fnv1a64") && kv.count("weights_bytes") &&
+         parseU64(kv["weights_fnv1a64"], plan.weights.hash, 16) && parseU64(kv["weights_bytes"], plan.weights.bytes, 10);
+    expected = 5;
   }
-  if (!ok) return corrupt(where + ": malformed integrity line '" + std::string(file.substr(0, eol)) + "'");
-  if (body.size() != bytes) {
-    return corrupt(where + " is truncated or extended: " + std::to_string(body.size()) + " bytes after the integrity "
-                   "line, " + std::to_string(bytes) + " sealed");
+  if (!ok || kv.size() != expected) {
+    return corrupt(where + ": malformed integrity line '" + std::string(file.substr(0, eol)) + "'");
   }
-  if (fnv1a64(body) != hash) {
+  if (plan.text.size() != bytes) {
+    return corrupt(where + " is truncated or extended: " + std::to_string(plan.text.size()) + " bytes after the "
+                   "integrity line, " + std::to_string(bytes) + " sealed");
+  }
+  if (fnv1a64(plan.text.data(), plan.text.size()) != hash) {
     return corrupt(where + " was altered after cagr optimize wrote it (checksum mismatch): re-run cagr optimize");
   }
-  return body;
+  return plan;
 }
 
 }  // namespace cagr

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cagr/text.h"
+#include "support/files.h"
 #include "ir/text_format.h"
 #include "ir/text_mir.h"
 
@@ -95,13 +96,32 @@ class Printer {
     if (!vname.empty()) parts.push_back("name = " + quote(vname));
     text::printValueDecision(g_.value(v).mir, parts);
     for (size_t i = 0; i < parts.size(); ++i) out_ += (i ? ", " : "") + parts[i];
-    if (!opts_.elideWeights) {
+    const Tensor& data = *g_.constant(v);
+    if (!opts_.elideWeights && opts_.weights != nullptr && data.byteSize() >= opts_.weights->minBytes) {
+      out_ += parts.empty() ? "" : ", ";
+      out_ += "weights_offset = " + std::to_string(appendWeights(data)) + " : i64";
+    } else if (!opts_.elideWeights) {
       // Appended in place: weights can be large.
       out_ += parts.empty() ? "value = " : ", value = ";
-      out_ += text::denseLiteral(*g_.constant(v));
+      out_ += text::denseLiteral(data);
       out_ += " : " + type;
     }
     out_ += "} : () -> " + type + "\n";
+  }
+
+  // Writes `t`'s bytes to the weights sink at the next 64-byte boundary.
+  uint64_t appendWeights(const Tensor& t) {
+    WeightsSink& w = *opts_.weights;
+    static constexpr char kZeros[64] = {};
+    const size_t pad = static_cast<size_t>((64 - w.size % 64) % 64);
+    w.out->write(kZeros, static_cast<std::streamsize>(pad));
+    w.hash = fnv1a64(kZeros, pad, w.hash);
+    const uint64_t offset = w.size + pad;
+    // bool tensors hold one byte per element in memory; the sink stores them so.
+    w.out->write(reinterpret_cast<const char*>(t.rawData()), static_cast<std::streamsize>(t.byteSize()));
+    w.hash = fnv1a64(t.rawData(), t.byteSize(), w.hash);
+    w.size = offset + t.byteSize();
+    return offset;
   }
 
   // The name a node output gets back from the parser without result_names.

@@ -1,5 +1,9 @@
 #include "support/files.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -7,6 +11,43 @@
 #include <sstream>
 
 namespace cagr {
+
+StatusOr<MappedRegion> mapFileRegion(const std::string& path, uint64_t offset, uint64_t length) {
+  CAGR_RETURN_IF_ERROR(checkRegularFile(path, "weights file"));
+  std::error_code ec;
+  uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec || offset > size || length > size - offset) {
+    return corrupt("weights file '" + path + "' is too short: " + std::to_string(length) + " bytes at offset " +
+                   std::to_string(offset) + ", the file has " + std::to_string(size));
+  }
+  MappedRegion r;
+  r.size = length;
+  if (length == 0) {
+    r.owner = std::make_shared<std::byte>();
+    r.data = static_cast<std::byte*>(r.owner.get());
+    return r;
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return notFound("cannot open weights file '" + path + "': " + std::strerror(errno));
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t start = offset / page * page, span = length + (offset - start);
+  void* base = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, static_cast<off_t>(start));
+  int err = errno;
+  ::close(fd);
+  if (base == MAP_FAILED) return invalidArgument("cannot map weights file '" + path + "': " + std::strerror(err));
+  r.owner = std::shared_ptr<void>(base, [span](void* p) { ::munmap(p, span); });
+  r.data = static_cast<std::byte*>(base) + (offset - start);
+  return r;
+}
+
+uint64_t fnv1a64(const void* data, size_t n, uint64_t h) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
 
 Status checkRegularFile(const std::string& path, const std::string& what) {
   namespace fs = std::filesystem;

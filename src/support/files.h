@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "cagr/status.h"
@@ -20,6 +21,20 @@ StatusOr<std::string> readRegularFile(const std::string& path, const std::string
 /// notFound / invalidArgument unless `path` is an existing regular file
 /// (symlinks to one are fine).
 Status checkRegularFile(const std::string& path, const std::string& what);
+
+/// A read-only view of `length` bytes of a regular file from `offset`, memory-
+/// mapped (private, copy-on-write: a stray write never reaches the file).
+/// Pages are read on first touch, so a table of which a batch reads a few rows
+/// costs those rows, and the file's bytes are never held twice.
+struct MappedRegion {
+  std::shared_ptr<void> owner;  // unmaps when the last user lets go
+  std::byte* data = nullptr;
+  uint64_t size = 0;
+};
+StatusOr<MappedRegion> mapFileRegion(const std::string& path, uint64_t offset, uint64_t length);
+
+/// FNV-1a (64 bit) of `n` bytes, continuing from `h` (plan and weights seals).
+uint64_t fnv1a64(const void* data, size_t n, uint64_t h = 0xcbf29ce484222325ull);
 
 /// Writes `path` through "<path>.tmp" renamed into place, so readers never
 /// see a half-written file; refuses to replace anything but a regular file

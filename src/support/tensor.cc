@@ -95,6 +95,14 @@ Tensor Tensor::wrap(DType dtype, std::vector<int64_t> shape, std::byte* data) {
   return t;
 }
 
+Tensor Tensor::view(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> owner, std::byte* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.data_ = std::shared_ptr<std::byte[]>(std::move(owner), data);  // aliasing: `owner` keeps `data` alive
+  return t;
+}
+
 Tensor Tensor::clone() const {
   Tensor t(dtype_, shape_);
   if (byteSize() > 0) std::memcpy(t.rawData(), rawData(), byteSize());

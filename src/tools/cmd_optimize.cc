@@ -100,9 +100,10 @@ int runOptimize(OptimizeArgs a) {
   auto r = optimize(m->graph, *t, **policy, cfg);
   if (!r.isOk()) return fail(r.status().withContext(a.model));
   if (!a.output.empty()) {
-    std::string text = printGraph(r->plan, PrintOptions{false, "plan"});
-    if (a.output.ends_with(".cagr")) text = sealPlan(text);
-    Status w = writeAtomically(a.output, [&](std::ofstream& out) { out << text; });
+    Status w = a.output.ends_with(".cagr") ? savePlanFile(r->plan, a.output)
+                                            : writeAtomically(a.output, [&](std::ofstream& out) {
+                                                out << printGraph(r->plan, PrintOptions{false, "plan"});
+                                              });
     if (!w.isOk()) return fail(w);
   }
   if (a.json) {

@@ -18,13 +18,13 @@ StatusOr<LoadedModel> loadModel(const std::string& path, bool recognizePatterns)
     CAGR_ASSIGN_OR_RETURN(m.graph, importOnnx(path, opts, &m.report));
     return m;
   }
-  if (path.ends_with(".mlir") || path.ends_with(".cagr")) {
-    CAGR_ASSIGN_OR_RETURN(std::string text, readRegularFile(path, "plan"));
-    std::string_view graphText = text;
-    if (path.ends_with(".cagr")) {
-      CAGR_ASSIGN_OR_RETURN(graphText, unsealPlan(text, path));
-    }
-    CAGR_ASSIGN_OR_RETURN(m.graph, parseGraph(graphText, path));
+  if (path.ends_with(".cagr")) {
+    CAGR_ASSIGN_OR_RETURN(m.graph, loadPlanFile(path));
+    return m;
+  }
+  if (path.ends_with(".mlir")) {
+    CAGR_ASSIGN_OR_RETURN(std::string text, readRegularFile(path, "graph"));
+    CAGR_ASSIGN_OR_RETURN(m.graph, parseGraph(text, path));
     return m;
   }
   return invalidArgument("'" + path + "': unknown model format (expected .onnx, .mlir or a .cagr plan)");

@@ -179,8 +179,8 @@ TEST(CudaCinPoolCodegen, UnassignedLayersRunOnNvrtcInF32AndTf32AndOnCublasLtInBf
 // f32 layers whose O is a multiple of 8 in [64, 256] take a one-h-per-step
 // kernel, which reads W as its transpose: the step asks for that layout
 // (library, transposed); narrower layers keep the 8x8-tile kernel and W as
-// stored. The step kernel (cp.async: sm_80 and later) is the 3xTF32
-// tensor-core one, the FFMA one with CAGR_CUDA_CIN_F32=ffma; on sm_90 a
+// stored. The step kernel (cp.async: sm_80 and later) is the FFMA one, the
+// 3xTF32 tensor-core one with CAGR_CUDA_CIN_F32=3xtf32 (opt-in); on sm_90 a
 // small launch of the 3xTF32 kernel (here batch 301) runs as clusters of
 // two blocks along y. An sm_75 GPU gets the 8x8-tile kernel everywhere.
 // tf32 layers of those shapes take the same tensor-core kernel with one
@@ -204,10 +204,10 @@ TEST(CudaCinPoolCodegen, WideF32LayersTakeAStepKernelWithTheWeightTransposed) {
   };
   const Precision f32 = Precision::kF32, tf32 = Precision::kTF32;
   for (const Case c :
-       {Case{f32, "", 90, ", 3xtf32]"}, Case{f32, "", 80, ", 3xtf32]"}, Case{f32, "ffma", 90, ", ffma-step]"},
+       {Case{f32, "3xtf32", 90, ", 3xtf32]"}, Case{f32, "3xtf32", 80, ", 3xtf32]"}, Case{f32, "ffma", 90, ", ffma-step]"},
         Case{f32, "", 75, ", none]"}, Case{tf32, "", 90, ", mma]"}, Case{tf32, "", 80, ", mma]"},
-        Case{tf32, "", 90, ", mma]", "1"}, Case{f32, "", 90, ", 3xtf32]", "1"}, Case{tf32, "", 90, ", mma]", "", "8"},
-        Case{f32, "", 80, ", 3xtf32]", "", "8"}}) {
+        Case{tf32, "", 90, ", mma]", "1"}, Case{f32, "3xtf32", 90, ", 3xtf32]", "1"}, Case{tf32, "", 90, ", mma]", "", "8"},
+        Case{f32, "3xtf32", 80, ", 3xtf32]", "", "8"}}) {
     if (*c.f32 != '\0') setenv("CAGR_CUDA_CIN_F32", c.f32, 1);
     if (*c.mt != '\0') setenv("CAGR_CIN_X3_MT", c.mt, 1);
     if (*c.wo != '\0') setenv("CAGR_CIN_X3_WO", c.wo, 1);

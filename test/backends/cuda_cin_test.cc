@@ -164,10 +164,10 @@ TEST(CudaCinGpu, FusedReluMatchesTheReferenceOnEitherKernel) {
 }
 
 // f32 layers of 64 and 72 rows run on nvrtc.cin's one-h-per-step kernels
-// (W uploaded transposed, cp.async double buffer): on tensor cores by
-// default (cagr_cin_x3_step, 3xTF32; these small batches run as clusters
-// of two blocks splitting H, CAGR_CIN_X3_SPLIT=1 runs them unsplit), on
-// FFMA with CAGR_CUDA_CIN_F32=ffma (cagr_cin_ffma_step), all to f32's
+// (W uploaded transposed, cp.async double buffer): on FFMA by default
+// (cagr_cin_ffma_step), on tensor cores with CAGR_CUDA_CIN_F32=3xtf32
+// (cagr_cin_x3_step, 3xTF32; these small batches run as clusters of two
+// blocks splitting H, CAGR_CIN_X3_SPLIT=1 runs them unsplit), all to f32's
 // bound: with the first layer's ReLU, and with both layers pooled (D = 8:
 // one atomic per value; D = 16: a fragment's 16 rows summed across the
 // warp first). tf32 layers of the same shapes take cagr_cin_x3_step with
@@ -193,18 +193,18 @@ TEST(CudaCinGpu, StepKernelsOfWideLayersMatchTheReference) {
     const char* knob = "";  // NAME=value set for the case
   };
   for (const Case c :
-       {Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4}, Case{Precision::kF32, "", "1", ", 3xtf32]", 1e-4},
+       {Case{Precision::kF32, "3xtf32", "", ", 3xtf32]", 1e-4}, Case{Precision::kF32, "3xtf32", "1", ", 3xtf32]", 1e-4},
         Case{Precision::kF32, "ffma", "", ", ffma-step]", 1e-4}, Case{Precision::kTF32, "", "", ", mma]", 1e-2},
-        Case{Precision::kTF32, "", "1", ", mma]", 1e-2}, Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "MT=1"},
+        Case{Precision::kTF32, "", "1", ", mma]", 1e-2}, Case{Precision::kF32, "3xtf32", "", ", 3xtf32]", 1e-4, "MT=1"},
         Case{Precision::kTF32, "", "", ", mma]", 1e-2, "MT=1"},
-        Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "HSTEP=1"},
+        Case{Precision::kF32, "3xtf32", "", ", 3xtf32]", 1e-4, "HSTEP=1"},
         Case{Precision::kTF32, "", "", ", mma]", 1e-2, "HSTEP=1"},
         Case{Precision::kTF32, "", "", ", mma]", 1e-2, "WO=8"},
-        Case{Precision::kF32, "", "", ", 3xtf32]", 1e-4, "WO=2"},
+        Case{Precision::kF32, "3xtf32", "", ", 3xtf32]", 1e-4, "WO=2"},
         Case{Precision::kBF16, "", "", ", wmma]", 5e-2},
-        Case{Precision::kF32, "", "", ", 3xtf32 wgmma]", 1e-4, "WG"},
+        Case{Precision::kF32, "3xtf32", "", ", 3xtf32 wgmma]", 1e-4, "WG"},
         Case{Precision::kTF32, "", "", ", wgmma]", 1e-2, "WG"},
-        Case{Precision::kF32, "", "", ", 3xtf32 wgmma]", 1e-4, "WG_SPLIT=1"},
+        Case{Precision::kF32, "3xtf32", "", ", 3xtf32 wgmma]", 1e-4, "WG_SPLIT=1"},
         Case{Precision::kTF32, "", "", ", wgmma]", 1e-2, "WG_SPLIT=4"},
         Case{Precision::kBF16, "", "", ", bf16 wgmma]", 5e-2, "WG"},
         Case{Precision::kBF16, "", "", ", bf16 wgmma]", 5e-2, "WG_SPLIT=1"}}) {

@@ -26,6 +26,7 @@
 #include "backends/cuda/cuda_weights.h"
 #include "backends/cuda/codegen.h"
 #include "cin_pool_util.h"
+#include "support/scoped_env.h"
 
 namespace cagr {
 namespace {
@@ -74,6 +75,7 @@ void expectCinSteps(const StatusOr<cuda::Program>& p, const std::string& tag) {
 }
 
 TEST(CudaCinWgCodegen, WideLayersOnSm90TakeTheWarpgroupKernel) {
+  ScopedEnv x3("CAGR_CUDA_CIN_F32", "3xtf32");  // f32 layers: the opt-in 3xTF32 kernels
   for (Precision math : {Precision::kF32, Precision::kTF32}) {
     const bool f32 = math == Precision::kF32;
     const std::string tag = f32 ? ", 3xtf32 wgmma]" : ", wgmma]";
@@ -132,6 +134,7 @@ TEST(CudaCinWgCodegen, WideLayersOnSm90TakeTheWarpgroupKernel) {
 // Where it does not run: sm_80 (no wgmma), CAGR_CUDA_CIN_WG=0, and a layer
 // with more than 32 x0 rows (M = 40: a K step wider than a 128-byte row).
 TEST(CudaCinWgCodegen, OtherGpusTheSwitchAndWideX0KeepTheMmaSyncKernel) {
+  ScopedEnv x3("CAGR_CUDA_CIN_F32", "3xtf32");  // f32 layers: the opt-in 3xTF32 kernels
   Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, 64, 72);
   expectCinSteps(cuda::lowerPlan(g, h200(), 80), ", 3xtf32]");
   expectCinSteps(lowerWith(g, "CAGR_CUDA_CIN_WG", "0"), ", 3xtf32]");
@@ -225,6 +228,7 @@ TEST(CudaCinWgCodegen, Bf16LayersTakeTheWarpgroupKernelOnSm90) {
 // CAGR_CUDA_CIN_WG=1 takes it anyway. bf16 layers take it at any batch
 // (their alternative, the wmma kernel, is slower at every batch).
 TEST(CudaCinWgCodegen, APlanPricedAtASmallBatchKeepsTheMmaSyncKernel) {
+  ScopedEnv x3("CAGR_CUDA_CIN_F32", "3xtf32");  // f32 layers: the opt-in 3xTF32 kernels
   for (auto [batch, env, tag] : {std::tuple{int64_t{64}, "", ", 3xtf32]"}, std::tuple{int64_t{263}, "", ", 3xtf32]"},
                                  std::tuple{int64_t{264}, "", ", 3xtf32 wgmma]"},
                                  std::tuple{int64_t{4096}, "", ", 3xtf32 wgmma]"},
@@ -251,6 +255,7 @@ TEST(CudaCinWgCodegen, APlanPricedAtASmallBatchKeepsTheMmaSyncKernel) {
 // (low 13 mantissa bits cleared) + lo == w exactly; tf32: one plane, each
 // value rounded to nearest TF32; zeros past M.
 TEST(CudaCinWgCodegen, GroupedWeightsAreSwizzledStagesPerHInHiLoPlanes) {
+  ScopedEnv x3("CAGR_CUDA_CIN_F32", "3xtf32");  // f32 layers: the opt-in 3xTF32 kernels
   Graph g = rectest::pooledCinLayers(8, "nvrtc.cin", Precision::kF32, 64, 72);
   const ValueId w = g.node(cinSteps(*cuda::lowerPlan(g, h200(), 90))[1]->nodes.front()).inputs[2];
   const Tensor& t = *g.constant(w);

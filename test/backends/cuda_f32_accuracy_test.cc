@@ -3,8 +3,9 @@
 // measured no less accurate than the plain f32 kernel on the same shapes.
 // Per layer, against the reference executor (double accumulation), the
 // default kernel's max abs error must stay within 1.1x the FFMA / SGEMM
-// kernel's: xDeepFM-shaped CIN layers (the warpgroup / 3xTF32 step kernels
-// against CAGR_CUDA_CIN_F32=ffma) and a DCN-sized f32 GEMM over a weight
+// kernel's: xDeepFM-shaped CIN layers (the default against
+// CAGR_CUDA_CIN_F32=ffma, and the 3xTF32 kernels, which measured less
+// accurate and so are opt-in with CAGR_CUDA_CIN_F32=3xtf32) and a DCN-sized f32 GEMM over a weight
 // (the wgmma 3xTF32 tile, CAGR_GEMM_WGMMA=force, against cuBLASLt SGEMM,
 // CAGR_GEMM_WGMMA=0). Skips without a GPU.
 #include <gtest/gtest.h>
@@ -64,11 +65,16 @@ TEST(CudaF32Accuracy, DefaultCinKernelsAreAsAccurateAsFfma) {
   Graph g = cinLayers("nvrtc.cin");
   for (int64_t batch : {64, 512}) {
     rectest::Inputs in{{"x", uniform({batch, 22, 16}, 5)}};
-    std::string fast, plain;
+    std::string fast, plain, x3;
     double dflt = gpuError(*backend, g, in, "CAGR_CUDA_CIN_F32", nullptr, &fast);
     double ffma = gpuError(*backend, g, in, "CAGR_CUDA_CIN_F32", "ffma", &plain);
-    RecordProperty("cin_b" + std::to_string(batch), std::to_string(dflt) + " vs ffma " + std::to_string(ffma));
+    // The 3xTF32 kernel, opt-in since it measured less accurate (H100: max
+    // abs error 3.46 vs FFMA's 0.245 at batch 64, 9.20 vs 0.653 at 512).
+    double tc = gpuError(*backend, g, in, "CAGR_CUDA_CIN_F32", "3xtf32", &x3);
+    RecordProperty("cin_b" + std::to_string(batch), std::to_string(dflt) + " vs ffma " + std::to_string(ffma) +
+                                                        " vs 3xtf32 " + std::to_string(tc));
     EXPECT_LE(dflt, 1.1 * ffma) << "batch " << batch << ": default " << fast << "vs " << plain;
+    if (tc > 1.1 * ffma) EXPECT_EQ(fast, plain) << "the default must not be the less accurate " << x3;
   }
 }
 

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "cagr/importer.h"
+#include "cagr/reference.h"
 #include "common/onnx_builder.h"
 
 namespace cagr {
@@ -133,6 +134,57 @@ TEST(HostileOnnx, ExternalDataInASubdirectoryIsAccepted) {
   setExternal(b, "data/w.bin");
   auto g = importOnnx(b.saveAs(dir, "m.onnx"));
   EXPECT_TRUE(g.isOk()) << g.status().message();
+}
+
+// A large external table (>= 1 MiB) is mapped, not read: the constant points
+// into the file's mapping and gathers the right rows, also at an offset.
+TEST(HostileOnnx, LargeExternalDataIsMappedAndReadsTheRightRows) {
+  fs::path dir = freshDir("mapped");
+  const int64_t rows = 1 << 17;  // x 4 floats = 2 MiB
+  {
+    std::ofstream out(dir / "w.bin", std::ios::binary);
+    std::string pad(4096, '\0');
+    out.write(pad.data(), static_cast<std::streamsize>(pad.size()));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int k = 0; k < 4; ++k) {
+        float v = static_cast<float>(r) + 0.25f * static_cast<float>(k);
+        out.write(reinterpret_cast<const char*>(&v), sizeof v);
+      }
+    }
+  }
+  auto b = gatherModel(rows);
+  setExternal(b, "w.bin", "4096", std::to_string(rows * 16));
+  auto g = importOnnx(b.saveAs(dir, "m.onnx"));
+  ASSERT_TRUE(g.isOk()) << g.status().message();
+  // The table's bytes lie in a mapping of w.bin (/proc/self/maps).
+  const std::byte* table = nullptr;
+  for (size_t v = 0; v < g->numValues(); ++v) {
+    if (g->isConstant(static_cast<ValueId>(v)) && g->constant(static_cast<ValueId>(v))->numel() == rows * 4) {
+      table = g->constant(static_cast<ValueId>(v))->rawData();
+    }
+  }
+  ASSERT_NE(table, nullptr);
+  bool mapped = false;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find((dir / "w.bin").string()) == std::string::npos) continue;
+    auto dash = line.find('-'), space = line.find(' ');
+    uintptr_t lo = std::stoull(line.substr(0, dash), nullptr, 16), hi = std::stoull(line.substr(dash + 1, space), nullptr, 16);
+    auto p = reinterpret_cast<uintptr_t>(table);
+    mapped = mapped || (p >= lo && p < hi);
+  }
+  EXPECT_TRUE(mapped) << "the table should be a view of the mapped file";
+  Tensor ids(DType::kI64, {3});
+  ids.data<int64_t>()[0] = 0;
+  ids.data<int64_t>()[1] = rows - 1;
+  ids.data<int64_t>()[2] = 77777;
+  auto out = runReference(*g, {{"ids", ids}});
+  ASSERT_TRUE(out.isOk()) << out.status().message();
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_EQ((*out)[0].getF64(i * 4 + k), static_cast<double>(ids.data<int64_t>()[i]) + 0.25 * k);
+    }
+  }
 }
 
 TEST(HostileOnnx, NamesDefinedTwiceAreRefused) {

@@ -203,6 +203,68 @@ TEST(Text, PrintParsePrintIsIdentityWithWeights) {
   }
 }
 
+// Large constants printed to a weights stream come back bit-exact as views of
+// it (no copy); without the stream, or with one too short, parsing names the
+// constant (issue 39: a multi-GB plan is not hex text).
+TEST(Text, WeightsStreamRoundTripsLargeConstantsAsViews) {
+  Graph g = buildModel(true);
+  addTrickyConstants(g);
+  std::ostringstream bin;
+  WeightsSink sink{&bin, 256};
+  std::string text = printGraph(g, PrintOptions{false, "main", &sink});
+  ASSERT_GT(sink.size, 0u);
+  EXPECT_NE(text.find("weights_offset = "), std::string::npos);
+  auto bytes = std::make_shared<std::string>(bin.str());
+  ASSERT_EQ(bytes->size(), sink.size);
+  WeightsBlob blob{bytes, reinterpret_cast<std::byte*>(bytes->data()), bytes->size(), "w.bin"};
+  auto back = parseGraph(text, "t.mlir", &blob);
+  ASSERT_TRUE(back.isOk()) << back.status().message();
+  expectConstantsBitExact(g, *back);
+  bool viewed = false;
+  for (size_t v = 0; v < back->numValues(); ++v) {
+    if (!back->isConstant(static_cast<ValueId>(v))) continue;
+    const std::byte* p = back->constant(static_cast<ValueId>(v))->rawData();
+    viewed = viewed || (p >= blob.data && p < blob.data + blob.size);
+  }
+  EXPECT_TRUE(viewed) << "large constants should point into the weights blob";
+  EXPECT_EQ(printGraph(*back), printGraph(g));
+
+  auto none = parseGraph(text, "t.mlir");
+  ASSERT_FALSE(none.isOk());
+  EXPECT_NE(none.status().message().find("weights file"), std::string::npos) << none.status().message();
+  WeightsBlob shortBlob = blob;
+  shortBlob.size = blob.size / 2;
+  auto cut = parseGraph(text, "t.mlir", &shortBlob);
+  ASSERT_FALSE(cut.isOk());
+  EXPECT_NE(cut.status().message().find("lies outside weights file 'w.bin'"), std::string::npos)
+      << cut.status().message();
+}
+
+// The integrity line: any altered byte of the text, a truncation, a missing
+// line or a malformed weights field is refused.
+TEST(Text, PlanSealDetectsDamage) {
+  const std::string text = printGraph(buildModel(true));
+  const std::string sealed = sealPlan(text, PlanWeights{"p.cagr.weights", 128, 0x1234});
+  auto ok = unsealPlan(sealed, "p.cagr");
+  ASSERT_TRUE(ok.isOk()) << ok.status().message();
+  EXPECT_EQ(ok->text, text);
+  EXPECT_EQ(ok->weights.file, "p.cagr.weights");
+  EXPECT_EQ(ok->weights.bytes, 128u);
+  EXPECT_EQ(ok->weights.hash, 0x1234u);
+  std::mt19937 rng(7);
+  size_t body = sealed.find('\n') + 1;
+  for (int i = 0; i < 20; ++i) {
+    std::string bad = sealed;
+    size_t at = body + rng() % (bad.size() - body);
+    bad[at] = static_cast<char>(bad[at] ^ (1 + rng() % 255));
+    EXPECT_FALSE(unsealPlan(bad, "p.cagr").isOk()) << "byte " << at;
+  }
+  EXPECT_FALSE(unsealPlan(sealed.substr(0, sealed.size() - 1), "p.cagr").isOk());
+  EXPECT_FALSE(unsealPlan(text, "p.cagr").isOk());
+  std::string escape = sealPlan(text, PlanWeights{"../../etc/passwd", 1, 1});
+  EXPECT_FALSE(unsealPlan(escape, "p.cagr").isOk());
+}
+
 TEST(Text, RenamedValuesAndUnusualNamesRoundTrip) {
   Graph g;
   ValueId x = g.addInput("in \"quoted\"\n\\", {DType::kF32, {symDim(kBatchSymbol, 26), 4}});

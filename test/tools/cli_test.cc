@@ -358,37 +358,45 @@ TEST_F(CliTest, OutputNeverReplacesASymlinkOrDevice) {
   EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
 }
 
-// A plan is sealed by a checksum line: a flipped byte (here in a weight),
-// a truncation or a missing line is refused; the intact plan runs (issue 40).
+// A plan is sealed by a checksum line over its text and its weights file:
+// a flipped byte in either, a truncation, a missing line or a missing weights
+// file is refused; the intact plan runs (issue 40).
 TEST_F(CliTest, TamperedOrTruncatedPlansAreRefused) {
-  const std::string plan = tmp("sealed.cagr");
+  const std::string plan = tmp("sealed.cagr"), weights = plan + ".weights";
   const std::string inputs = src("zoo/ref/deepfm.b7.inputs.npz");
   ASSERT_EQ(cagr("optimize " + src("zoo/onnx/deepfm.ts.onnx") + " --target cpu --batch 7 -o " + plan).code, 0);
-  std::string text;
-  {
-    std::ifstream f(plan);
-    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  }
-  ASSERT_TRUE(text.starts_with("// cagr-plan v1 fnv1a64=")) << text.substr(0, 80);
-  EXPECT_EQ(cagr("run " + plan + " --inputs " + inputs).code, 0);
-  auto runAltered = [&](const std::string& altered, const std::string& name) {
-    const std::string p = tmp(name + ".cagr");
-    std::ofstream(p) << altered;
-    return cagr("run " + p + " --inputs " + inputs);
+  auto slurp = [](const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
   };
-  // The first hex digit of a weight (dense<"0x..."> data) flipped.
-  size_t hex = text.find("dense<\"0x");
-  ASSERT_NE(hex, std::string::npos);
+  auto put = [](const std::string& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; };
+  const std::string text = slurp(plan), bin = slurp(weights);
+  ASSERT_TRUE(text.starts_with("// cagr-plan v1 fnv1a64=")) << text.substr(0, 80);
+  ASSERT_NE(text.find("weights=sealed.cagr.weights"), std::string::npos) << text.substr(0, 200);
+  ASSERT_FALSE(bin.empty());
+  EXPECT_EQ(cagr("run " + plan + " --inputs " + inputs).code, 0);
+  auto runWith = [&](const std::string& planText, const std::string& weightBytes) {
+    put(plan, planText);
+    put(weights, weightBytes);
+    Result r = cagr("run " + plan + " --inputs " + inputs);
+    EXPECT_NE(r.code, 0) << r.out;
+    return r.out;
+  };
   std::string flipped = text;
-  char& c = flipped[hex + 10];
-  c = c == '0' ? '1' : '0';
-  Result f = runAltered(flipped, "flipped");
-  EXPECT_NE(f.code, 0) << f.out;
-  EXPECT_NE(f.out.find("checksum mismatch"), std::string::npos) << f.out;
-  Result t = runAltered(text.substr(0, text.size() / 2), "truncated");
-  EXPECT_NE(t.out.find("truncated"), std::string::npos) << t.out;
-  Result n = runAltered(text.substr(text.find('\n') + 1), "unsealed");
-  EXPECT_NE(n.out.find("no integrity line"), std::string::npos) << n.out;
+  flipped[flipped.size() / 2] ^= 0x01;
+  EXPECT_NE(runWith(flipped, bin).find("checksum mismatch"), std::string::npos);
+  std::string flippedBin = bin;
+  flippedBin[bin.size() / 3] ^= 0x40;  // one bit of a weight
+  std::string out = runWith(text, flippedBin);
+  EXPECT_NE(out.find("weights file"), std::string::npos) << out;
+  EXPECT_NE(out.find("checksum mismatch"), std::string::npos) << out;
+  EXPECT_NE(runWith(text, bin.substr(0, bin.size() - 4)).find("sealed (truncated or replaced)"), std::string::npos);
+  EXPECT_NE(runWith(text.substr(0, text.size() / 2), bin).find("truncated"), std::string::npos);
+  EXPECT_NE(runWith(text.substr(text.find('\n') + 1), bin).find("no integrity line"), std::string::npos);
+  put(plan, text);
+  std::filesystem::remove(weights);
+  Result missing = cagr("run " + plan + " --inputs " + inputs);
+  EXPECT_NE(missing.out.find("is missing"), std::string::npos) << missing.out;
 }
 
 // Reading a FIFO (or a device) as a model, plan, inputs or profile fails at
