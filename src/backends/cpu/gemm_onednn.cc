@@ -94,11 +94,12 @@ bool eltwiseFor(const EpiInstr& in, alg& a, float& alpha, float& beta) {
   beta = 0.0f;
   switch (in.op.op) {
     case OpKind::kRelu:
-      a = alg::eltwise_relu;
-      return true;
-    case OpKind::kLeakyRelu:
+      // Not a post-op: oneDNN's ReLU is max(x, 0), which turns NaN into 0;
+      // ONNX Relu keeps NaN. The epilogue pass after the matmul applies it.
+      return false;
+    case OpKind::kLeakyRelu:  // x > 0 ? x : alpha * x: NaN stays NaN (alpha 0 is ReLU, see above)
       a = alg::eltwise_relu, alpha = static_cast<float>(in.op.a);
-      return true;
+      return alpha != 0.0f;
     case OpKind::kSigmoid:
       a = alg::eltwise_logistic;
       return true;
