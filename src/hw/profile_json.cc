@@ -397,6 +397,11 @@ StatusOr<HardwareProfile> parseProfile(const std::string& jsonText, const std::s
     auto pos = what.find("] ");
     if (pos != std::string::npos) what = what.substr(pos + 2);
     return corrupt(sourceName + ": malformed JSON at byte " + std::to_string(e.byte) + ": " + what);
+  } catch (const Json::exception& e) {  // a number out of double's range (1e999), ...
+    std::string what = e.what();
+    auto pos = what.find("] ");
+    if (pos != std::string::npos) what = what.substr(pos + 2);
+    return corrupt(sourceName + ": malformed JSON: " + what);
   }
   Reader r(sourceName);
   HardwareProfile p;

@@ -3,11 +3,12 @@
 // measured no less accurate than the plain f32 kernel on the same shapes.
 // Per layer, against the reference executor (double accumulation), the
 // default kernel's max abs error must stay within 1.1x the FFMA / SGEMM
-// kernel's: xDeepFM-shaped CIN layers (the default against
+// kernel's (and a kernel measured less accurate must not be the default):
+// xDeepFM-shaped CIN layers (the default against
 // CAGR_CUDA_CIN_F32=ffma, and the 3xTF32 kernels, which measured less
 // accurate and so are opt-in with CAGR_CUDA_CIN_F32=3xtf32) and a DCN-sized f32 GEMM over a weight
-// (the wgmma 3xTF32 tile, CAGR_GEMM_WGMMA=force, against cuBLASLt SGEMM,
-// CAGR_GEMM_WGMMA=0). Skips without a GPU.
+// (the wgmma 3xTF32 tile, opt-in, CAGR_GEMM_WGMMA=force, against cuBLASLt
+// SGEMM, CAGR_GEMM_WGMMA=0). Skips without a GPU.
 #include <gtest/gtest.h>
 
 #ifdef CAGR_HAVE_CUDA
@@ -93,8 +94,13 @@ TEST(CudaF32Accuracy, WgmmaGemmTileIsAsAccurateAsSgemm) {
     std::string tile, sgemm;
     double wg = gpuError(*backend, b.g, in, "CAGR_GEMM_WGMMA", "force", &tile);
     double lib = gpuError(*backend, b.g, in, "CAGR_GEMM_WGMMA", "0", &sgemm);
+    std::string chosen;
+    double dflt = gpuError(*backend, b.g, in, "CAGR_GEMM_WGMMA", nullptr, &chosen);
     RecordProperty("gemm_b" + std::to_string(batch), std::to_string(wg) + " vs sgemm " + std::to_string(lib));
-    EXPECT_LE(wg, 1.1 * lib) << "batch " << batch << ": " << tile << "vs " << sgemm;
+    // The default must be as accurate as SGEMM; the tile (opt-in) may only
+    // be the default where it measures so (it did not: 1.03-1.10x on H100).
+    EXPECT_LE(dflt, 1.1 * lib) << "batch " << batch << ": default " << chosen << "vs " << sgemm;
+    if (wg > lib) EXPECT_EQ(chosen.find("wgmma"), std::string::npos) << "the less accurate tile runs by default";
   }
 }
 

@@ -74,8 +74,9 @@ TEST(WgmmaGemm, RunsOnlyTheCallsItCan) {
 // An f32 Linear's [N, K] weight goes up as [K, N] for cuBLASLt's SIMT
 // kernels, except on sm_90 where K is a multiple of 4, N at least one tile
 // of columns and the call one the tile can run: the tile then reads it in
-// place (CAGR_GEMM_WGMMA=0 restores the flip).
+// place, when the tile is offered (CAGR_GEMM_WGMMA=1; unset or 0 keeps the flip).
 TEST(WgmmaGemm, Sm90KeepsAlignedLinearWeightsKMajor) {
+  ScopedEnv on("CAGR_GEMM_WGMMA", "1");  // the tile is opt-in (not a lossless default)
   auto flipped = [](int64_t kd, int sm, int64_t n = 256, bool gelu = false) {
     Builder b;
     ValueId x = b.input("x", DType::kF32, {kBatch, kd});
@@ -94,7 +95,11 @@ TEST(WgmmaGemm, Sm90KeepsAlignedLinearWeightsKMajor) {
   EXPECT_TRUE(flipped(256, 90, 1));                        // a column: cuBLASLt's, and faster flipped
   EXPECT_TRUE(flipped(512, 90, cuda::kWgmmaCols - 1));     // under one tile of columns
   EXPECT_TRUE(flipped(512, 90, 256, /*gelu=*/true));       // an epilogue the tile has not
-  ScopedEnv off("CAGR_GEMM_WGMMA", "0");
+  {
+    ScopedEnv off("CAGR_GEMM_WGMMA", "0");
+    EXPECT_TRUE(flipped(512, 90));
+  }
+  ScopedEnv unset("CAGR_GEMM_WGMMA", nullptr);
   EXPECT_TRUE(flipped(512, 90));
 }
 

@@ -16,6 +16,7 @@
 #include "../rewrite/rewrite_test_util.h"
 #include "cagr/backend.h"
 #include "cagr/mir.h"
+#include "support/scoped_env.h"
 #include "cagr/text.h"
 #include "cost/kernel_class.h"
 #include "hw/cuda_probes.h"
@@ -87,6 +88,7 @@ TEST(CudaProbes, EveryProbePlanParsesAndCoversTheGeneratedKernels) {
 
 #ifdef CAGR_HAVE_CUDA
 TEST(CudaProbes, ProbePlansLowerAndCompileWithNvrtc) {
+  ScopedEnv tile("CAGR_GEMM_WGMMA", "1");  // the (opt-in) wgmma tile offered: sm_90 keeps weights [N][K]
   const Target t = rwtest::target("h200");
   std::vector<hw::CudaProbeSpec> specs = hw::cudaProbeSpecs(true);
   specs.push_back(hw::launchChainSpec(4));

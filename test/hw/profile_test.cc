@@ -276,6 +276,18 @@ TEST(HwProfileErrors, MinimalProfileIsValid) {
   EXPECT_TRUE(*back == *p);
 }
 
+// Found by fuzz/profile_fuzz.cc: a number beyond double's range made the
+// JSON library throw out_of_range past the parse_error handler (abort).
+TEST(HwProfileErrors, NumberOutOfRangeIsACleanError) {
+  std::string text = minimal().dump();
+  text.replace(text.find("\"schema_version\":1"), std::string("\"schema_version\":1").size(),
+               "\"schema_version\":1.22e8812");
+  StatusOr<HardwareProfile> p = parseProfile(text, "huge.json");
+  ASSERT_FALSE(p.isOk());
+  EXPECT_NE(p.status().message().find("huge.json: malformed JSON: number overflow"), std::string::npos)
+      << p.status().message();
+}
+
 TEST(HwProfileErrors, MissingRequiredKeysAreNamed) {
   for (const char* key : {"name", "kind", "provenance", "peak_flops", "memory", "launch_latency_s",
                           "schema_version"}) {

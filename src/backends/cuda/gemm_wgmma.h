@@ -69,8 +69,10 @@ std::string wgmmaPlanRejection(const LibraryGemm& p);
 /// product's B (the call's A) a constant (`constantB`).
 std::string wgmmaGemmRejection(const LibraryGemm& p, const ColumnMajorGemm& c, bool constantB);
 
-/// CAGR_GEMM_WGMMA: "0" never offers the tile, "force" always runs it where
-/// it can (tests), anything else lets the first-run timing choose.
+/// CAGR_GEMM_WGMMA: unset or "0" never offers the tile (the lossless
+/// default: its 3xTF32 products measured less accurate than SGEMM), "1" or
+/// "timed" lets the first-run timing choose, "force" always runs it where it
+/// can (tests).
 enum class WgmmaMode : uint8_t { kOff, kTimed, kForced };
 WgmmaMode wgmmaMode();
 
