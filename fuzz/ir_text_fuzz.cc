@@ -1,0 +1,14 @@
+// libFuzzer target: the HIR / plan text parser and the plan integrity line on
+// arbitrary text; a graph that parses must print and parse back.
+#include "cagr/text.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  (void)cagr::unsealPlan(text, "fuzz.cagr");
+  auto g = cagr::parseGraph(text, "fuzz.mlir");
+  if (g.isOk()) {
+    auto back = cagr::parseGraph(cagr::printGraph(*g), "reprint.mlir");
+    if (!back.isOk()) __builtin_trap();  // print -> parse must round-trip
+  }
+  return 0;
+}
