@@ -270,6 +270,14 @@ StatusOr<Tensor> denseToTensor(const Source& src, const RawAttr& a) {
     case RawAttr::kSplat: {
       Tensor probe(ty.dtype, {1});  // checks the literal even when `t` is empty
       CAGR_RETURN_IF_ERROR(storeElement(src, probe, 0, a.denseElems.front()));
+      bool zero = true;
+      for (size_t b = 0; b < sz; ++b) zero = zero && probe.rawData()[b] == std::byte{0};
+      if (zero) return t;  // already zero, and untouched pages cost nothing
+      // A non-zero splat is data the file does not hold: at most 1 GiB of it.
+      if (static_cast<uint64_t>(n) * sz > (uint64_t{1} << 30)) {
+        return src.error(a.pos, "splat constant " + ty.str() + " would fill " + std::to_string(n * static_cast<int64_t>(sz)) +
+                                    " bytes from one literal; at most 1 GiB is accepted");
+      }
       for (int64_t i = 0; i < n; ++i) std::memcpy(t.rawData() + static_cast<size_t>(i) * sz, probe.rawData(), sz);
       return t;
     }

@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <numeric>
 #include <sstream>
 
@@ -72,9 +74,13 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(
   // guard turns a missed case into an exception instead of a wrapped size.
   auto checked = checkedTensorBytes(dtype_, shape_, "tensor");
   if (!checked.isOk()) throw std::length_error(checked.status().message());
+  // calloc: large blocks come zeroed from the kernel, page by page as they
+  // are touched, so a zero tensor nobody fills (an elided plan constant)
+  // costs no memory.
   size_t bytes = std::max<size_t>(*checked, 1);
-  data_ = std::shared_ptr<std::byte[]>(new std::byte[bytes]);
-  std::memset(data_.get(), 0, bytes);
+  auto* p = static_cast<std::byte*>(std::calloc(bytes, 1));
+  if (p == nullptr) throw std::bad_alloc();
+  data_ = std::shared_ptr<std::byte[]>(p, [](std::byte* q) { std::free(q); });
 }
 
 int64_t Tensor::numel() const {

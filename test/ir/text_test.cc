@@ -240,6 +240,26 @@ TEST(Text, WeightsStreamRoundTripsLargeConstantsAsViews) {
       << cut.status().message();
 }
 
+// Found by fuzz/ir_text_fuzz.cc: a plan declaring a 25 GB elided constant
+// made the parser zero-fill it. A constant the file holds no data for is now
+// zero pages nobody touches; a non-zero splat may fill at most 1 GiB.
+TEST(Text, ConstantsWithoutDataCostNoMemory) {
+  const std::string head = "\"builtin.module\"() ({\n  \"cagr.graph\"() ({\n  ^bb0(%arg0: tensor<?x4xf32>):\n";
+  const std::string tail =
+      "    \"cagr.return\"(%0) : (tensor<8x777775513xf32>) -> ()\n  }) {sym_name = \"main\", input_names = "
+      "[\"x\"], input_dims = [\"N,4\"], output_names = [\"y\"], symbols = [\"N\"]} : () -> ()\n}) : () -> ()\n";
+  auto elided = parseGraph(head + "    %0 = \"cagr.constant\"() {elided, name = \"w\"} : () -> tensor<8x777775513xf32>\n" +
+                           tail);
+  ASSERT_TRUE(elided.isOk()) << elided.status().message();
+  auto zero = parseGraph(head + "    %0 = \"cagr.constant\"() {name = \"w\", value = dense<0.0> : "
+                                "tensor<8x777775513xf32>} : () -> tensor<8x777775513xf32>\n" + tail);
+  ASSERT_TRUE(zero.isOk()) << zero.status().message();
+  auto ones = parseGraph(head + "    %0 = \"cagr.constant\"() {name = \"w\", value = dense<1.0> : "
+                                "tensor<8x777775513xf32>} : () -> tensor<8x777775513xf32>\n" + tail);
+  ASSERT_FALSE(ones.isOk());
+  EXPECT_NE(ones.status().message().find("at most 1 GiB"), std::string::npos) << ones.status().message();
+}
+
 // The integrity line: any altered byte of the text, a truncation, a missing
 // line or a malformed weights field is refused.
 TEST(Text, PlanSealDetectsDamage) {
