@@ -46,7 +46,7 @@ fi
 SEEDS="$BUILD/fuzz-seeds" ART="$BUILD/fuzz-artifacts"
 rm -rf "$SEEDS" && mkdir -p "$SEEDS"/{onnx_import,npz,ir_text,profile} "$ART"
 for f in zoo/onnx/*.ts.onnx zoo/thirdparty/onnx/ebag_*ts17.dyn.onnx zoo/thirdparty/onnx/mha.ts17.dyn.onnx; do
-  [ "$(stat -c %s "$f")" -lt 400000 ] && cp "$f" "$SEEDS/onnx_import/"
+  if [ "$(stat -c %s "$f")" -lt 400000 ]; then cp "$f" "$SEEDS/onnx_import/"; fi
 done
 cp zoo/ref/*.b7.inputs.npz "$SEEDS/npz/" 2>/dev/null || true
 cp test/ir/golden/*.mlir "$SEEDS/ir_text/"
