@@ -190,8 +190,6 @@ struct BagValue {
   }
 };
 
-// Reduce(Slice(rows, start, end), [0]): the slice must start at this bag's
-// start; its end is this bag's end or (for the last bag) the id count.
 // `name` is Slice(rows, start, end) — or an If whose branches both are such
 // slices of the same rows from the same start (the last bag ends at the id
 // count instead of at offsets[i + 1]). Returns the Slice (of one branch).
@@ -223,14 +221,16 @@ StatusOr<const onnx::NodeProto*> bagSlice(const Scopes& outer, const std::string
   return n;
 }
 
+// Reduce(Slice(rows, start, end), [0]): the slice must start at this bag's
+// start; its end is this bag's end or (for the last bag) the id count.
 StatusOr<BagValue> reducedSlice(const Scopes& s, const onnx::NodeProto& reduce) {
   CAGR_ASSIGN_OR_RETURN(const onnx::NodeProto* slice, bagSlice(s, reduce.input(0), 0));
   return BagValue{modeOf(reduce.op_type()), slice->input(0), slice->input(1), attrInt(reduce, "keepdims", 1) != 0};
 }
 
-// ReduceSum(slice) / Cast(count) with count = (end or id count) - start: a mean.
 StatusOr<BagValue> bagValueOf(const Scopes& s, const std::string& name, int depth);
 
+// ReduceSum(slice) / Cast(count) with count = (end or id count) - start: a mean.
 StatusOr<BagValue> meanByDivision(const Scopes& s, const onnx::NodeProto& div, int depth) {
   CAGR_ASSIGN_OR_RETURN(BagValue sum, bagValueOf(s, div.input(0), depth + 1));
   const onnx::NodeProto* cast = s.node(div.input(1), "Cast");
